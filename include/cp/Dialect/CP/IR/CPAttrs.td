@@ -1,0 +1,104 @@
+//===- CPAttrs.td - cp scheme and mask attributes ----------*- tablegen -*-===//
+//
+// `#cp.scheme` names how a cp.attention is parallelized; `#cp.mask` names
+// the structured (predicate) mask evaluated on global positions.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CP_ATTRS_TD
+#define CP_ATTRS_TD
+
+include "cp/Dialect/CP/IR/CPDialect.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+
+def CP_SchemeKind : I32EnumAttr<"SchemeKind", "context-parallel scheme", [
+    I32EnumAttrCase<"allgather", 0>,
+    I32EnumAttrCase<"ulysses", 1>,
+    I32EnumAttrCase<"hybrid", 2>,
+    I32EnumAttrCase<"head_tail", 3>,
+    I32EnumAttrCase<"ring", 4>,
+    I32EnumAttrCase<"zigzag", 5>,
+    I32EnumAttrCase<"automatic", 6, "auto">
+  ]> {
+  let cppNamespace = "::mlir::cp";
+  let genSpecializedAttr = 0;
+}
+
+def CP_MaskKind : I32EnumAttr<"MaskKind", "structured attention mask", [
+    I32EnumAttrCase<"none", 0>,
+    I32EnumAttrCase<"causal", 1>,
+    I32EnumAttrCase<"sliding_window", 2>
+  ]> {
+  let cppNamespace = "::mlir::cp";
+  let genSpecializedAttr = 0;
+}
+
+def CP_PartnerKind : I32EnumAttr<"PartnerKind", "exchange partner", [
+    I32EnumAttrCase<"mirror", 0>
+  ]> {
+  let cppNamespace = "::mlir::cp";
+}
+
+class CP_Attr<string name, string attrMnemonic, list<Trait> traits = []>
+    : AttrDef<CP_Dialect, name, traits> {
+  let mnemonic = attrMnemonic;
+}
+
+def CP_SchemeAttr : CP_Attr<"Scheme", "scheme"> {
+  let summary = "How a cp.attention is parallelized over its CP group";
+  let description = [{
+    One of `allgather`, `ulysses`, `hybrid(u)`, `head_tail`, `ring`,
+    `zigzag` or `auto`. `hybrid` carries its Ulysses degree `u`, the size of
+    the inner (all-to-all) axis of the `(P/u) x u` process grid; no other
+    scheme takes a parameter.
+
+    ```mlir
+    #cp.scheme<allgather>
+    #cp.scheme<hybrid(2)>
+    ```
+  }];
+  let parameters = (ins
+    EnumParameter<CP_SchemeKind>:$kind,
+    DefaultValuedParameter<"int64_t", "0">:$ulysses_degree
+  );
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let builders = [
+    AttrBuilder<(ins "SchemeKind":$kind), [{
+      return $_get($_ctxt, kind, 0);
+    }]>
+  ];
+}
+
+def CP_MaskAttr : CP_Attr<"Mask", "mask"> {
+  let summary = "Structured mask evaluated on global query/key positions";
+  let description = [{
+    `none`, `causal` (key `kj` visible to query `qi` iff `kj <= qi`) or
+    `sliding_window(W)` (visible iff `qi - W < kj <= qi`). Positions are
+    global: a local row `i` is at `q_offset + i`, a local column `j` at
+    `kv_offset + j`. Such a mask is a predicate, never a materialized tensor.
+
+    ```mlir
+    #cp.mask<causal>
+    #cp.mask<sliding_window(128)>
+    ```
+  }];
+  let parameters = (ins
+    EnumParameter<CP_MaskKind>:$kind,
+    DefaultValuedParameter<"int64_t", "0">:$window
+  );
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let builders = [
+    AttrBuilder<(ins "MaskKind":$kind), [{
+      return $_get($_ctxt, kind, 0);
+    }]>
+  ];
+  let constBuilderCall = "::mlir::cp::MaskAttr::get($_builder.getContext(), $0)";
+  let extraClassDeclaration = [{
+    bool isNone() const { return getKind() == MaskKind::none; }
+  }];
+}
+
+#endif // CP_ATTRS_TD

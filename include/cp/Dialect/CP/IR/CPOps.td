@@ -1,0 +1,312 @@
+//===- CPOps.td - cp dialect operations --------------------*- tablegen -*-===//
+//
+// Sharded and local attention, the collectives CP schemes need, the offset
+// mask and the log-sum-exp merge.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CP_OPS_TD
+#define CP_OPS_TD
+
+include "cp/Dialect/CP/IR/CPDialect.td"
+include "cp/Dialect/CP/IR/CPAttrs.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+
+def CP_FloatTensor : RankedTensorOf<[F32, F16, BF16]>;
+def CP_MaskTensor : RankedTensorOf<[I1, F32, F16, BF16]>;
+
+// Ops that name a process group the way upstream shard collectives do.
+class CP_GroupOp<string mnemonic, list<Trait> traits = []>
+    : CP_Op<mnemonic, !listconcat(traits, [
+        DeclareOpInterfaceMethods<SymbolUserOpInterface>])> {
+  dag groupArgs = (ins
+    FlatSymbolRefAttr:$grid,
+    DenseI16ArrayAttr:$grid_axes
+  );
+  code groupClassDeclaration = [{
+    /// Number of processes in the group named by `grid` and `grid_axes`;
+    /// ShapedType::kDynamic when a grid axis is dynamic or the grid cannot
+    /// be resolved.
+    int64_t getGroupSize();
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+def CP_AttentionOp : CP_GroupOp<"attention", [Pure]> {
+  let summary = "Attention over a sequence sharded across a CP group";
+  let description = [{
+    Computes `softmax(scale * Q K^T + bias) V` for the global sequence,
+    given this process's contiguous shards in BHSD layout:
+
+    - `query`: `[B, H, L, D]`, `key`: `[B, Hkv, L, D]`, `value`:
+      `[B, Hkv, L, Dv]`, result `[B, H, L, Dv]`, with `H % Hkv == 0`
+      (MHA, GQA and MQA) and `Dv` free (MLA);
+    - the CP group is `grid` / `grid_axes` (P processes), so the global
+      sequence length is `S = P * L` and process `r` holds rows
+      `[r*L, (r+1)*L)`.
+
+    `mask` is a structured mask on global positions (`none`, `causal`,
+    `sliding_window(W)`). An `explicit_mask` is an i1 (true = attend) or
+    additive float tensor `[B|1, H|1, L|S, S]` (or `[L|S, S]`) covering the
+    global key length; with a query extent of `S` its global rows are used.
+
+    `scheme` selects how `cp-apply-scheme` parallelizes the op; without it
+    the pass's `scheme` option decides, and without either the pass fails.
+    `scale` defaults to `1/sqrt(D)`.
+
+    ```mlir
+    shard.grid @cp(shape = 4)
+    %o = cp.attention %q, %k, %v on @cp grid_axes = [0] mask = causal
+           scheme = ulysses
+         : tensor<1x8x256x64xf32>, tensor<1x2x256x64xf32>,
+           tensor<1x2x256x64xf32> -> tensor<1x8x256x64xf32>
+    ```
+  }];
+  let arguments = !con((ins
+    CP_FloatTensor:$query,
+    CP_FloatTensor:$key,
+    CP_FloatTensor:$value,
+    Optional<CP_MaskTensor>:$explicit_mask), groupArgs, (ins
+    DefaultValuedAttr<CP_MaskAttr, "::mlir::cp::MaskKind::none">:$mask,
+    OptionalAttr<CP_SchemeAttr>:$scheme,
+    OptionalAttr<F32Attr>:$scale
+  ));
+  let results = (outs CP_FloatTensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`explicit_mask` $explicit_mask^)?
+    `on` $grid `grid_axes` `=` $grid_axes
+    (`mask` `=` custom<MaskKeyword>($mask)^)?
+    (`scheme` `=` custom<SchemeKeyword>($scheme)^)?
+    (`scale` `=` $scale^)?
+    attr-dict `:` type($query) `,` type($key) `,` type($value)
+    (`,` type($explicit_mask)^)? `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = groupClassDeclaration;
+}
+
+def CP_LocalAttentionOp : CP_Op<"local_attention", [Pure]> {
+  let summary = "Single-device attention of a query block against a key block";
+  let description = [{
+    Attention of `query` `[B, H, Lq, D]` against `key` `[B, Hkv, Lkv, D]` /
+    `value` `[B, Hkv, Lkv, Dv]` on one device. `q_offset` and `kv_offset`
+    are the global positions of the first query row and the first key
+    column: the structured `mask` is evaluated at
+    `(q_offset + i, kv_offset + j)`, which is how every scheme keeps causal
+    masks aligned on ranks other than the first.
+
+    An `explicit_mask` is local to this block: `[B|1, H|1, Lq, Lkv]` or
+    `[Lq, Lkv]`, i1 (true = attend) or an additive float bias. It combines
+    with `mask` (both must allow a position).
+
+    A fully masked row yields 0. The optional second result is the per-row
+    natural log-sum-exp of the scaled, masked scores, `[B, H, Lq]` in f32
+    (`-inf` for a fully masked row); `cp.merge` combines partial results
+    with it.
+
+    ```mlir
+    %o, %lse = cp.local_attention %q, %k, %v offsets(%qo, %c0) mask = causal
+        : tensor<1x8x64x32xf32>, tensor<1x2x256x32xf32>, tensor<1x2x256x32xf32>
+        -> tensor<1x8x64x32xf32>, tensor<1x8x64xf32>
+    ```
+  }];
+  let arguments = (ins
+    CP_FloatTensor:$query,
+    CP_FloatTensor:$key,
+    CP_FloatTensor:$value,
+    Index:$q_offset,
+    Index:$kv_offset,
+    Optional<CP_MaskTensor>:$explicit_mask,
+    DefaultValuedAttr<CP_MaskAttr, "::mlir::cp::MaskKind::none">:$mask,
+    OptionalAttr<F32Attr>:$scale
+  );
+  let results = (outs
+    CP_FloatTensor:$output,
+    Optional<RankedTensorOf<[F32]>>:$lse
+  );
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `offsets` `(` $q_offset `,` $kv_offset `)`
+    (`explicit_mask` $explicit_mask^)?
+    (`mask` `=` custom<MaskKeyword>($mask)^)?
+    (`scale` `=` $scale^)?
+    attr-dict `:` type($query) `,` type($key) `,` type($value)
+    (`,` type($explicit_mask)^)? `->` type($output) (`,` type($lse)^)?
+  }];
+  let hasVerifier = 1;
+  let hasCanonicalizer = 1;
+}
+
+def CP_OffsetMaskOp : CP_Op<"offset_mask", [Pure]> {
+  let summary = "Materialize an offset-aware structured mask as i1";
+  let description = [{
+    Returns the `[Lq, Lkv]` i1 tensor of `mask` evaluated at global
+    positions `(q_offset + i, kv_offset + j)`; true means "may attend".
+    It exists to state and test masks; canonicalization folds it into a
+    consuming `cp.local_attention` so that no mask tensor is built.
+
+    ```mlir
+    %m = cp.offset_mask offsets(%qo, %ko) mask = causal : tensor<64x256xi1>
+    ```
+  }];
+  let arguments = (ins
+    Index:$q_offset,
+    Index:$kv_offset,
+    CP_MaskAttr:$mask
+  );
+  let results = (outs RankedTensorOf<[I1]>:$result);
+  let assemblyFormat = [{
+    `offsets` `(` $q_offset `,` $kv_offset `)` `mask` `=` custom<MaskKeyword>($mask)
+    attr-dict `:` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+def CP_AllGatherOp : CP_GroupOp<"all_gather", [Pure]> {
+  let summary = "All-gather along a tensor axis, in group rank order";
+  let description = [{
+    Concatenates the `input` of every process of the group along
+    `gather_axis`, in group rank order, and gives every process the result.
+    The group is `grid_axes` of `grid`, ranked row-major as in upstream
+    `shard`. Like `shard.all_gather`, but lowerable to MPI and NCCL.
+
+    ```mlir
+    %kf = cp.all_gather %k on @cp grid_axes = [0] gather_axis = 2
+        : tensor<1x2x64x32xf32> -> tensor<1x2x256x32xf32>
+    ```
+  }];
+  let arguments = !con((ins AnyRankedTensor:$input), groupArgs,
+                       (ins I64Attr:$gather_axis));
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `on` $grid `grid_axes` `=` $grid_axes `gather_axis` `=` $gather_axis
+    attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+  let extraClassDeclaration = groupClassDeclaration;
+}
+
+def CP_AllToAllOp : CP_GroupOp<"all_to_all", [Pure]> {
+  let summary = "Split along one axis, exchange, concatenate along another";
+  let description = [{
+    Splits `input` into P equal parts along `split_axis`, sends part `j` to
+    group rank `j`, and concatenates the parts received along
+    `concat_axis` in group rank order. Ulysses uses it to go from
+    sequence-sharded to head-sharded (`split_axis = 1, concat_axis = 2`)
+    and back.
+
+    ```mlir
+    %qh = cp.all_to_all %q on @cp grid_axes = [0] split_axis = 1 concat_axis = 2
+        : tensor<1x8x64x32xf32> -> tensor<1x2x256x32xf32>
+    ```
+  }];
+  let arguments = !con((ins AnyRankedTensor:$input), groupArgs,
+                       (ins I64Attr:$split_axis, I64Attr:$concat_axis));
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `on` $grid `grid_axes` `=` $grid_axes
+    `split_axis` `=` $split_axis `concat_axis` `=` $concat_axis
+    attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+  let extraClassDeclaration = groupClassDeclaration;
+}
+
+def CP_ExchangeOp : CP_GroupOp<"exchange", [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "Pairwise swap with a partner process";
+  let description = [{
+    Sends `input` to this process's partner and returns the partner's
+    `input`. With `partner = mirror`, group rank `r` pairs with `P-1-r`;
+    for odd P the middle rank is its own partner and gets its own input
+    back. Head-tail load balancing uses it to trade query and output
+    halves.
+
+    ```mlir
+    %t = cp.exchange %tail on @cp grid_axes = [0] partner = mirror
+        : tensor<1x8x32x32xf32>
+    ```
+  }];
+  let arguments = !con((ins AnyRankedTensor:$input), groupArgs,
+                       (ins CP_PartnerKind:$partner));
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `on` $grid `grid_axes` `=` $grid_axes `partner` `=` $partner
+    attr-dict `:` type($input)
+  }];
+  let hasFolder = 1;
+  let extraClassDeclaration = groupClassDeclaration;
+}
+
+def CP_ShiftOp : CP_GroupOp<"shift", [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "Rotate tensors around the group";
+  let description = [{
+    Group rank `r` receives the `input` of rank `(r - offset) mod P`; data
+    moves `offset` ranks forward, wrapping around. Ring attention rotates
+    K and V with `offset = 1`.
+
+    ```mlir
+    %k1 = cp.shift %k on @cp grid_axes = [0] offset = 1 : tensor<1x2x64x32xf32>
+    ```
+  }];
+  let arguments = !con((ins AnyRankedTensor:$input), groupArgs,
+                       (ins I64Attr:$offset));
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `on` $grid `grid_axes` `=` $grid_axes `offset` `=` $offset
+    attr-dict `:` type($input)
+  }];
+  let hasFolder = 1;
+  let extraClassDeclaration = groupClassDeclaration;
+}
+
+//===----------------------------------------------------------------------===//
+// Merge
+//===----------------------------------------------------------------------===//
+
+def CP_MergeOp : CP_Op<"merge", [Pure,
+    AllTypesMatch<["out_a", "out_b", "output"]>,
+    AllTypesMatch<["lse_a", "lse_b", "lse"]>]> {
+  let summary = "Log-sum-exp merge of two partial attention results";
+  let description = [{
+    Combines two partial attentions of the same queries over disjoint key
+    sets, each given as its normalized output `[B, H, L, Dv]` and per-row
+    log-sum-exp `[B, H, L]` (f32):
+
+    ```
+    lse    = max(a, b) + log(exp(a - max) + exp(b - max))
+    output = exp(lse_a - lse) * out_a + exp(lse_b - lse) * out_b
+    ```
+
+    Rows where both sides are fully masked (`-inf`) give output 0 and
+    `lse = -inf`, never NaN.
+
+    ```mlir
+    %o, %l = cp.merge %o0, %l0, %o1, %l1
+        : tensor<1x8x64x32xf32>, tensor<1x8x64xf32>
+    ```
+  }];
+  let arguments = (ins
+    CP_FloatTensor:$out_a,
+    RankedTensorOf<[F32]>:$lse_a,
+    CP_FloatTensor:$out_b,
+    RankedTensorOf<[F32]>:$lse_b
+  );
+  let results = (outs CP_FloatTensor:$output, RankedTensorOf<[F32]>:$lse);
+  let assemblyFormat = [{
+    $out_a `,` $lse_a `,` $out_b `,` $lse_b attr-dict
+    `:` type($out_a) `,` type($lse_a)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // CP_OPS_TD

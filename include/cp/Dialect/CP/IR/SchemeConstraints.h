@@ -1,0 +1,46 @@
+//===- SchemeConstraints.h - what each CP scheme requires -------*- C++ -*-===//
+//
+// The single statement of DESIGN §2's scheme constraints (head divisibility,
+// Ulysses degree range, even local length). The cp.attention verifier, the
+// cp-apply-scheme pass and the runtime checks all ask this file.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CP_DIALECT_CP_IR_SCHEMECONSTRAINTS_H
+#define CP_DIALECT_CP_IR_SCHEMECONSTRAINTS_H
+
+#include "cp/Dialect/CP/IR/CPDialect.h"
+#include <optional>
+#include <string>
+
+namespace mlir {
+namespace cp {
+
+/// The sizes a scheme's applicability depends on. Any field may be
+/// ShapedType::kDynamic; a rule over an unknown size is not checked here
+/// (it becomes a runtime check).
+struct AttentionShape {
+  int64_t batch;
+  int64_t heads;      // H
+  int64_t kvHeads;    // Hkv
+  int64_t localLen;   // L = S / P
+  int64_t headDim;    // D
+  int64_t valueDim;   // Dv
+  int64_t groupSize;  // P
+
+  /// Reads B, H, Hkv, L, D, Dv from BHSD query/key/value types.
+  static AttentionShape fromTypes(RankedTensorType query, RankedTensorType key,
+                                  RankedTensorType value, int64_t groupSize);
+  int64_t globalLen() const;
+};
+
+/// Returns the first constraint of `scheme` that `shape` violates, as a
+/// sentence naming the scheme, the rule, the numbers and a fix; or
+/// std::nullopt when the scheme applies.
+std::optional<std::string> findSchemeViolation(SchemeAttr scheme,
+                                               const AttentionShape &shape);
+
+} // namespace cp
+} // namespace mlir
+
+#endif // CP_DIALECT_CP_IR_SCHEMECONSTRAINTS_H

@@ -1,0 +1,26 @@
+//===- Passes.h - cp dialect passes -----------------------------*- C++ -*-===//
+//
+// Declarations and registration of the cp dialect's passes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CP_DIALECT_CP_TRANSFORMS_PASSES_H
+#define CP_DIALECT_CP_TRANSFORMS_PASSES_H
+
+#include "cp/Dialect/CP/IR/CPDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir {
+namespace cp {
+
+#define GEN_PASS_DECL
+#include "cp/Dialect/CP/Transforms/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "cp/Dialect/CP/Transforms/Passes.h.inc"
+
+} // namespace cp
+} // namespace mlir
+
+#endif // CP_DIALECT_CP_TRANSFORMS_PASSES_H

@@ -1,0 +1,154 @@
+//===- CPAttrs.cpp - #cp.scheme and #cp.mask ------------------------------===//
+//
+// Both attributes print as a keyword with an optional integer argument,
+// `hybrid(2)` or `sliding_window(128)`: inside `<...>` as attributes, and
+// bare in op clauses such as `mask = causal` (see CPOps.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#include "cp/Dialect/CP/IR/CPAttrBodies.h"
+#include "cp/Dialect/CP/IR/CPDialect.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::cp;
+
+#include "cp/Dialect/CP/IR/CPEnums.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "cp/Dialect/CP/IR/CPAttrs.cpp.inc"
+
+void CPDialect::registerAttributes() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "cp/Dialect/CP/IR/CPAttrs.cpp.inc"
+      >();
+}
+
+/// Parses `keyword` or `keyword(N)`; `argument` stays 0 without `(N)`.
+static ParseResult parseKeywordWithArgument(AsmParser &parser,
+                                            std::string &keyword,
+                                            int64_t &argument) {
+  if (parser.parseKeywordOrString(&keyword))
+    return failure();
+  argument = 0;
+  if (succeeded(parser.parseOptionalLParen()))
+    if (parser.parseInteger(argument) || parser.parseRParen())
+      return failure();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// SchemeAttr
+//===----------------------------------------------------------------------===//
+
+SchemeAttr mlir::cp::parseSchemeBody(AsmParser &parser) {
+  SMLoc loc = parser.getCurrentLocation();
+  std::string keyword;
+  int64_t degree;
+  if (parseKeywordWithArgument(parser, keyword, degree))
+    return {};
+  std::optional<SchemeKind> kind = symbolizeSchemeKind(keyword);
+  if (!kind) {
+    parser.emitError(loc) << "unknown scheme '" << keyword
+                          << "'; expected allgather, ulysses, hybrid(u), "
+                             "head_tail, ring, zigzag or auto";
+    return {};
+  }
+  if (*kind == SchemeKind::hybrid && degree == 0) {
+    parser.emitError(loc) << "hybrid needs its Ulysses degree, e.g. hybrid(2)";
+    return {};
+  }
+  return SchemeAttr::getChecked(
+      [&] { return parser.emitError(loc); }, parser.getContext(), *kind,
+      degree);
+}
+
+void mlir::cp::printSchemeBody(AsmPrinter &printer, SchemeAttr scheme) {
+  printer << stringifySchemeKind(scheme.getKind());
+  if (scheme.getKind() == SchemeKind::hybrid)
+    printer << "(" << scheme.getUlyssesDegree() << ")";
+}
+
+Attribute SchemeAttr::parse(AsmParser &parser, Type) {
+  if (parser.parseLess())
+    return {};
+  SchemeAttr scheme = parseSchemeBody(parser);
+  if (!scheme || parser.parseGreater())
+    return {};
+  return scheme;
+}
+
+void SchemeAttr::print(AsmPrinter &printer) const {
+  printer << "<";
+  printSchemeBody(printer, *this);
+  printer << ">";
+}
+
+LogicalResult SchemeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 SchemeKind kind, int64_t ulyssesDegree) {
+  if (kind == SchemeKind::hybrid && ulyssesDegree < 2)
+    return emitError() << "hybrid needs a Ulysses degree u >= 2, got u = "
+                       << ulyssesDegree
+                       << "; use allgather for u = 1";
+  if (kind != SchemeKind::hybrid && ulyssesDegree != 0)
+    return emitError() << "scheme " << stringifySchemeKind(kind)
+                       << " takes no Ulysses degree, got "
+                       << ulyssesDegree;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// MaskAttr
+//===----------------------------------------------------------------------===//
+
+MaskAttr mlir::cp::parseMaskBody(AsmParser &parser) {
+  SMLoc loc = parser.getCurrentLocation();
+  std::string keyword;
+  int64_t window;
+  if (parseKeywordWithArgument(parser, keyword, window))
+    return {};
+  std::optional<MaskKind> kind = symbolizeMaskKind(keyword);
+  if (!kind) {
+    parser.emitError(loc) << "unknown mask '" << keyword
+                          << "'; expected none, causal or sliding_window(W)";
+    return {};
+  }
+  return MaskAttr::getChecked([&] { return parser.emitError(loc); },
+                              parser.getContext(), *kind, window);
+}
+
+void mlir::cp::printMaskBody(AsmPrinter &printer, MaskAttr mask) {
+  printer << stringifyMaskKind(mask.getKind());
+  if (mask.getKind() == MaskKind::sliding_window)
+    printer << "(" << mask.getWindow() << ")";
+}
+
+Attribute MaskAttr::parse(AsmParser &parser, Type) {
+  if (parser.parseLess())
+    return {};
+  MaskAttr mask = parseMaskBody(parser);
+  if (!mask || parser.parseGreater())
+    return {};
+  return mask;
+}
+
+void MaskAttr::print(AsmPrinter &printer) const {
+  printer << "<";
+  printMaskBody(printer, *this);
+  printer << ">";
+}
+
+LogicalResult MaskAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                               MaskKind kind, int64_t window) {
+  if (kind == MaskKind::sliding_window && window <= 0)
+    return emitError() << "sliding_window needs a positive window size W "
+                          "(keys in (q - W, q] are visible), got W = "
+                       << window;
+  if (kind != MaskKind::sliding_window && window != 0)
+    return emitError() << "mask " << stringifyMaskKind(kind)
+                       << " takes no window size, got " << window;
+  return success();
+}

@@ -1,0 +1,107 @@
+//===- SchemeConstraints.cpp - what each CP scheme requires ---------------===//
+//
+// DESIGN §2's applicability rules, stated once. Messages name the scheme,
+// the rule, the numbers, and what would make the input valid.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cp/Dialect/CP/IR/SchemeConstraints.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace mlir::cp;
+
+static bool known(int64_t size) { return !ShapedType::isDynamic(size); }
+
+AttentionShape AttentionShape::fromTypes(RankedTensorType query,
+                                         RankedTensorType key,
+                                         RankedTensorType value,
+                                         int64_t groupSize) {
+  return AttentionShape{query.getDimSize(0), query.getDimSize(1),
+                        key.getDimSize(1),   query.getDimSize(2),
+                        query.getDimSize(3), value.getDimSize(3),
+                        groupSize};
+}
+
+int64_t AttentionShape::globalLen() const {
+  if (!known(localLen) || !known(groupSize))
+    return ShapedType::kDynamic;
+  return localLen * groupSize;
+}
+
+/// "<scheme> needs <what> (<n>) divisible by <by-what> (<d>)", when both are
+/// known and d does not divide n.
+static std::optional<std::string> needDivisible(StringRef scheme,
+                                                StringRef what, int64_t n,
+                                                StringRef byWhat, int64_t d,
+                                                StringRef fix) {
+  if (!known(n) || !known(d) || d == 0 || n % d == 0)
+    return std::nullopt;
+  return llvm::formatv("{0} needs {1} ({2}) divisible by {3} ({4}); {5}",
+                       scheme, what, n, byWhat, d, fix)
+      .str();
+}
+
+static std::optional<std::string> checkUlysses(const AttentionShape &s) {
+  int64_t p = s.groupSize;
+  if (auto v = needDivisible("ulysses", "H", s.heads, "the CP group size", p,
+                             "use allgather, or hybrid(u) with u dividing H"))
+    return v;
+  return needDivisible("ulysses", "Hkv", s.kvHeads, "the CP group size", p,
+                       "use allgather, or hybrid(u) with u dividing Hkv");
+}
+
+static std::optional<std::string> checkHybrid(const AttentionShape &s,
+                                              int64_t u) {
+  int64_t p = s.groupSize;
+  if (known(p) && !(1 < u && u < p))
+    return llvm::formatv("hybrid needs 1 < u < P, got u = {0} with P = {1}; "
+                         "use ulysses for u = P",
+                         u, p)
+        .str();
+  if (auto v = needDivisible("hybrid", "the CP group size P", p,
+                             "the Ulysses degree u", u,
+                             "choose u dividing P"))
+    return v;
+  if (auto v = needDivisible("hybrid", "H", s.heads, "the Ulysses degree u", u,
+                             "choose u dividing H"))
+    return v;
+  return needDivisible("hybrid", "Hkv", s.kvHeads, "the Ulysses degree u", u,
+                       "choose u dividing Hkv");
+}
+
+static std::optional<std::string> checkEvenLocalLength(StringRef scheme,
+                                                       const AttentionShape &s) {
+  if (!known(s.localLen) || s.localLen % 2 == 0)
+    return std::nullopt;
+  std::string pad = known(s.groupSize)
+                        ? llvm::formatv("a multiple of 2 * P = {0}",
+                                        2 * s.groupSize)
+                              .str()
+                        : std::string("a multiple of 2 * P");
+  return llvm::formatv("{0} splits each local shard in two halves and needs "
+                       "an even local length L, got L = {1}; pad the "
+                       "sequence to {2}",
+                       scheme, s.localLen, pad)
+      .str();
+}
+
+std::optional<std::string>
+mlir::cp::findSchemeViolation(SchemeAttr scheme, const AttentionShape &shape) {
+  switch (scheme.getKind()) {
+  case SchemeKind::allgather:
+  case SchemeKind::ring:
+  case SchemeKind::automatic:
+    return std::nullopt;
+  case SchemeKind::ulysses:
+    return checkUlysses(shape);
+  case SchemeKind::hybrid:
+    return checkHybrid(shape, scheme.getUlyssesDegree());
+  case SchemeKind::head_tail:
+    return checkEvenLocalLength("head_tail", shape);
+  case SchemeKind::zigzag:
+    return checkEvenLocalLength("zigzag", shape);
+  }
+  llvm_unreachable("unknown scheme kind");
+}

@@ -1,0 +1,414 @@
+//===- ApplyScheme.cpp - rewrite cp.attention under a CP scheme -----------===//
+//
+// Implements cp-apply-scheme: each cp.attention becomes cp collectives plus
+// cp.local_attention ops with the global offsets of DESIGN §2. Scheme
+// constraints come from SchemeConstraints.h, traffic from SchemeTraffic.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cp/Dialect/CP/IR/CPOps.h"
+#include "cp/Dialect/CP/IR/SchemeConstraints.h"
+#include "cp/Dialect/CP/IR/SchemeTraffic.h"
+#include "cp/Dialect/CP/Transforms/Passes.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/AsmParser/AsmParser.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/StringExtras.h"
+
+namespace mlir {
+namespace cp {
+#define GEN_PASS_DEF_APPLYSCHEMEPASS
+#include "cp/Dialect/CP/Transforms/Passes.h.inc"
+} // namespace cp
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::cp;
+
+namespace {
+
+constexpr int64_t kHeadsDim = 1;
+constexpr int64_t kSeqDim = 2;
+
+/// A process group: `axes` of the grid named `grid`, with `size` processes,
+/// and this process's index in it (row-major over `axes`).
+struct Group {
+  FlatSymbolRefAttr grid;
+  SmallVector<int16_t> axes;
+  int64_t size;
+  Value index;
+};
+
+/// Builds the ops that replace one cp.attention. One instance per op.
+class SchemeBuilder {
+public:
+  SchemeBuilder(AttentionOp op, const AttentionShape &shape)
+      : op(op), b(op), loc(op.getLoc()), shape(shape) {}
+
+  Value index(int64_t value) {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  }
+  Value mul(Value x, int64_t c) {
+    return arith::MulIOp::create(b, loc, x, index(c));
+  }
+  Value add(Value x, int64_t c) {
+    return arith::AddIOp::create(b, loc, x, index(c));
+  }
+
+  /// This process's index in `axes` of `grid` (0 for a group of size 1).
+  Value groupIndex(FlatSymbolRefAttr grid, ArrayRef<int16_t> axes,
+                   ArrayRef<int64_t> axisSizes) {
+    if (llvm::all_of(axisSizes, [](int64_t s) { return s == 1; }))
+      return index(0);
+    auto multi = shard::ProcessMultiIndexOp::create(
+        b, loc, grid.getValue(), SmallVector<shard::GridAxis>(axes));
+    Value linear = multi.getResult()[0];
+    for (auto [i, coordinate] : llvm::enumerate(multi.getResult().drop_front()))
+      linear = arith::AddIOp::create(b, loc, mul(linear, axisSizes[i + 1]),
+                                     coordinate);
+    return linear;
+  }
+
+  static RankedTensorType withDim(Value v, int64_t dim, int64_t size) {
+    return withDim(cast<RankedTensorType>(v.getType()), dim, size);
+  }
+  static RankedTensorType withDim(RankedTensorType type, int64_t dim,
+                                  int64_t size) {
+    SmallVector<int64_t> shape(type.getShape());
+    shape[dim] = size;
+    return type.clone(shape);
+  }
+  static int64_t dimOf(Value v, int64_t dim) {
+    return cast<RankedTensorType>(v.getType()).getDimSize(dim);
+  }
+
+  /// `size` rows of `v` along `dim` starting at `offset`.
+  Value slice(Value v, int64_t dim, OpFoldResult offset, int64_t size) {
+    auto type = cast<RankedTensorType>(v.getType());
+    SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
+    SmallVector<OpFoldResult> sizes, strides(type.getRank(),
+                                              b.getIndexAttr(1));
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      sizes.push_back(b.getIndexAttr(d == dim ? size : type.getDimSize(d)));
+    offsets[dim] = offset;
+    return tensor::ExtractSliceOp::create(b, loc, withDim(v, dim, size), v,
+                                          offsets, sizes, strides);
+  }
+
+  Value allGather(const Group &g, Value v, int64_t dim) {
+    return AllGatherOp::create(b, loc, withDim(v, dim, dimOf(v, dim) * g.size),
+                               v, g.grid.getValue(), g.axes, dim);
+  }
+  Value allToAll(const Group &g, Value v, int64_t split, int64_t concat) {
+    RankedTensorType type = withDim(v, split, dimOf(v, split) / g.size);
+    SmallVector<int64_t> shape(type.getShape());
+    shape[concat] = dimOf(v, concat) * g.size;
+    return AllToAllOp::create(b, loc, type.clone(shape), v,
+                              g.grid.getValue(), g.axes, split, concat);
+  }
+  Value exchangeMirror(const Group &g, Value v) {
+    return ExchangeOp::create(b, loc, v, g.grid.getValue(), g.axes,
+                              PartnerKind::mirror);
+  }
+
+  /// Local attention of `q` against `k`/`v` at global offsets, carrying the
+  /// op's mask kind and scale, marked with the scheme and its traffic.
+  Value localAttention(Value q, Value k, Value v, Value qOffset,
+                       Value kvOffset, Value mask) {
+    RankedTensorType outType =
+        withDim(withDim(op.getResult(), kSeqDim, dimOf(q, kSeqDim)), kHeadsDim,
+                dimOf(q, kHeadsDim));
+    auto out = LocalAttentionOp::create(
+        b, loc, outType,
+        /*lse=*/Type(), q, k, v, qOffset, kvOffset, mask, op.getMaskAttr(),
+        op.getScaleAttr());
+    out->setAttr("cp.scheme", scheme);
+    out->setAttr("cp.bytes_per_rank", b.getI64IntegerAttr(bytesPerRank));
+    return out.getOutput();
+  }
+
+  /// Rows [start, start + count) of an explicit mask given with the global
+  /// query extent, and heads [h0, h0 + hCount) when it has one per head.
+  Value sliceGlobalMask(Value mask, OpFoldResult start, int64_t count,
+                        OpFoldResult h0, int64_t hCount) {
+    int64_t rank = cast<RankedTensorType>(mask.getType()).getRank();
+    Value rows = slice(mask, rank - 2, start, count);
+    if (maskHasHeads(mask) && hCount != shape.heads)
+      rows = slice(rows, kHeadsDim, h0, hCount);
+    return rows;
+  }
+  bool maskHasHeads(Value mask) const {
+    auto type = cast<RankedTensorType>(mask.getType());
+    return type.getRank() == 4 && type.getDimSize(kHeadsDim) == shape.heads &&
+           shape.heads != 1;
+  }
+  bool maskIsLocal(Value mask) const {
+    auto type = cast<RankedTensorType>(mask.getType());
+    return type.getDimSize(type.getRank() - 2) == shape.localLen;
+  }
+
+  LogicalResult rewriteAllGather(const Group &cp);
+  LogicalResult rewriteUlysses(const Group &inner, const Group *outer);
+  LogicalResult rewriteHeadTail(const Group &cp);
+
+  AttentionOp op;
+  OpBuilder b;
+  Location loc;
+  AttentionShape shape;
+  SchemeAttr scheme;
+  int64_t bytesPerRank = 0;
+};
+
+LogicalResult SchemeBuilder::rewriteAllGather(const Group &cp) {
+  Value k = allGather(cp, op.getKey(), kSeqDim);
+  Value v = allGather(cp, op.getValue(), kSeqDim);
+  Value qOffset = mul(cp.index, shape.localLen);
+  Value mask = op.getExplicitMask();
+  if (mask && !maskIsLocal(mask))
+    mask = sliceGlobalMask(mask, qOffset, shape.localLen, b.getIndexAttr(0),
+                           shape.heads);
+  op.replaceAllUsesWith(
+      localAttention(op.getQuery(), k, v, qOffset, index(0), mask));
+  return success();
+}
+
+/// Ulysses over `inner`; with `outer` (hybrid), K/V are then all-gathered
+/// across `outer` and the local queries start at outer.index * u * L.
+LogicalResult SchemeBuilder::rewriteUlysses(const Group &inner,
+                                            const Group *outer) {
+  auto toHeads = [&](Value x) {
+    return allToAll(inner, x, kHeadsDim, kSeqDim);
+  };
+  Value q = toHeads(op.getQuery());
+  Value k = toHeads(op.getKey());
+  Value v = toHeads(op.getValue());
+  int64_t blockLen = inner.size * shape.localLen;
+  Value qOffset = index(0);
+  if (outer) {
+    k = allGather(*outer, k, kSeqDim);
+    v = allGather(*outer, v, kSeqDim);
+    qOffset = mul(outer->index, blockLen);
+  }
+  int64_t localHeads = shape.heads / inner.size;
+  Value mask = op.getExplicitMask();
+  if (mask && maskIsLocal(mask)) {
+    int64_t rows = cast<RankedTensorType>(mask.getType()).getRank() - 2;
+    mask = maskHasHeads(mask) ? allToAll(inner, mask, kHeadsDim, rows)
+                              : allGather(inner, mask, rows);
+  } else if (mask) {
+    mask = sliceGlobalMask(mask, qOffset, blockLen,
+                           mul(inner.index, localHeads), localHeads);
+  }
+  Value out = localAttention(q, k, v, qOffset, index(0), mask);
+  op.replaceAllUsesWith(allToAll(inner, out, kSeqDim, kHeadsDim));
+  return success();
+}
+
+LogicalResult SchemeBuilder::rewriteHeadTail(const Group &cp) {
+  int64_t len = shape.localLen, half = len / 2;
+  Value peer = arith::SubIOp::create(b, loc, index(cp.size - 1), cp.index);
+  Value keepOffset = mul(cp.index, len);
+  Value peerOffset = add(mul(peer, len), half);
+
+  Value query = op.getQuery();
+  Value keepQ = slice(query, kSeqDim, b.getIndexAttr(0), half);
+  Value peerQ = exchangeMirror(cp, slice(query, kSeqDim, b.getIndexAttr(half),
+                                         half));
+  Value k = allGather(cp, op.getKey(), kSeqDim);
+  Value v = allGather(cp, op.getValue(), kSeqDim);
+
+  Value keepMask, peerMask;
+  if (Value mask = op.getExplicitMask()) {
+    int64_t rows = cast<RankedTensorType>(mask.getType()).getRank() - 2;
+    if (maskIsLocal(mask)) {
+      keepMask = slice(mask, rows, b.getIndexAttr(0), half);
+      peerMask = exchangeMirror(cp, slice(mask, rows, b.getIndexAttr(half),
+                                          half));
+    } else {
+      keepMask = slice(mask, rows, keepOffset, half);
+      peerMask = slice(mask, rows, peerOffset, half);
+    }
+  }
+  Value keepOut = localAttention(keepQ, k, v, keepOffset, index(0), keepMask);
+  Value peerOut = localAttention(peerQ, k, v, peerOffset, index(0), peerMask);
+  Value tailOut = exchangeMirror(cp, peerOut);
+  Value out = tensor::ConcatOp::create(b, loc, op.getType(), kSeqDim,
+                                      ValueRange{keepOut, tailOut});
+  op.replaceAllUsesWith(out);
+  return success();
+}
+
+struct ApplySchemePass : public cp::impl::ApplySchemePassBase<ApplySchemePass> {
+  using Base::Base;
+
+  LogicalResult initialize(MLIRContext *context) override {
+    if (scheme.empty())
+      return success();
+    std::string text = "#cp.scheme<" + scheme + ">";
+    defaultScheme =
+        dyn_cast_or_null<SchemeAttr>(parseAttribute(text, context));
+    if (!defaultScheme)
+      return emitError(UnknownLoc::get(context))
+             << "cp-apply-scheme: invalid scheme option '" << scheme
+             << "'; expected allgather, ulysses, hybrid(u) or head_tail";
+    return success();
+  }
+
+  void runOnOperation() override;
+  LogicalResult rewrite(AttentionOp op);
+  FailureOr<Group> hybridOuterInner(SchemeBuilder &builder, Group &inner,
+                                    int64_t u);
+
+  SchemeAttr defaultScheme;
+};
+
+/// The CP group of a hybrid(u) op as an (outer, inner) pair of grid axes.
+/// A 1-D grid of size P is viewed through a derived `(P/u) x u` grid whose
+/// row-major linear index equals the 1-D index, so both name the same ranks.
+FailureOr<Group> ApplySchemePass::hybridOuterInner(SchemeBuilder &builder,
+                                                   Group &inner, int64_t u) {
+  AttentionOp op = builder.op;
+  auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(
+      op, op.getGridAttr());
+  ArrayRef<int16_t> axes = op.getGridAxes();
+  Group outer;
+  if (axes.size() == 2) {
+    int64_t innerSize = grid.getShape()[axes[1]];
+    if (innerSize != u)
+      return op.emitOpError("hybrid(")
+             << u << ") on grid_axes [" << axes[0] << ", " << axes[1]
+             << "] needs the inner axis " << axes[1] << " to have size u = "
+             << u << ", got " << innerSize;
+    outer = {op.getGridAttr(), {axes[0]}, grid.getShape()[axes[0]], Value()};
+    inner = {op.getGridAttr(), {axes[1]}, u, Value()};
+  } else if (grid.getRank() == 1 && axes.size() == 1) {
+    int64_t p = grid.getShape()[0], rows = p / u;
+    std::string name =
+        (grid.getSymName() + "_hybrid_" + Twine(rows) + "x" + Twine(u)).str();
+    auto derived = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(
+        op, StringAttr::get(op.getContext(), name));
+    if (derived && derived.getShape() != ArrayRef<int64_t>{rows, u})
+      return op.emitOpError("hybrid(")
+             << u << ") needs grid @" << name << " to have shape " << rows
+             << "x" << u << ", but a grid of that name has another shape";
+    if (!derived) {
+      OpBuilder gridBuilder(grid);
+      gridBuilder.setInsertionPointAfter(grid);
+      derived = shard::GridOp::create(gridBuilder, grid.getLoc(), name,
+                                      ArrayRef<int64_t>{rows, u});
+    }
+    auto ref = FlatSymbolRefAttr::get(derived.getSymNameAttr());
+    outer = {ref, {0}, rows, Value()};
+    inner = {ref, {1}, u, Value()};
+  } else {
+    return op.emitOpError("hybrid needs a 1-D grid or two grid axes (outer, "
+                          "inner); got grid_axes of size ")
+           << axes.size() << " on a rank-" << grid.getRank() << " grid";
+  }
+  outer.index = builder.groupIndex(outer.grid, outer.axes, {outer.size});
+  inner.index = builder.groupIndex(inner.grid, inner.axes, {inner.size});
+  return outer;
+}
+
+LogicalResult ApplySchemePass::rewrite(AttentionOp op) {
+  SchemeAttr scheme = op.getSchemeAttr() ? op.getSchemeAttr() : defaultScheme;
+  if (!scheme)
+    return op.emitOpError("has no scheme: set `scheme = ...` on the op or "
+                          "run cp-apply-scheme{scheme=...}");
+  auto types = {op.getQuery().getType(), op.getKey().getType(),
+                op.getValue().getType()};
+  int64_t groupSize = op.getGroupSize();
+  if (ShapedType::isDynamic(groupSize) ||
+      llvm::any_of(types, [](RankedTensorType t) { return !t.hasStaticShape(); }))
+    return op.emitOpError("cp-apply-scheme needs static shapes and a static "
+                          "CP group size, got P = ")
+           << (ShapedType::isDynamic(groupSize) ? std::string("?")
+                                                : std::to_string(groupSize))
+           << " and query " << op.getQuery().getType();
+  AttentionShape shape =
+      AttentionShape::fromTypes(op.getQuery().getType(), op.getKey().getType(),
+                                op.getValue().getType(), groupSize);
+  if (std::optional<std::string> violation = findSchemeViolation(scheme, shape))
+    return op.emitOpError("cannot use scheme ") << scheme << ": " << *violation;
+
+  SchemeBuilder builder(op, shape);
+  builder.scheme = scheme;
+  SchemeKind kind = scheme.getKind();
+  if (kind == SchemeKind::ring || kind == SchemeKind::zigzag ||
+      kind == SchemeKind::automatic)
+    return op.emitOpError("scheme ")
+           << scheme
+           << " is not implemented by cp-apply-scheme; use allgather, "
+              "ulysses, hybrid(u) or head_tail";
+  int64_t elementBytes =
+      op.getQuery().getType().getElementTypeBitWidth() / 8;
+  builder.bytesPerRank = bytesSentPerRank(scheme, shape, elementBytes);
+
+  auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(
+      op, op.getGridAttr());
+  SmallVector<int64_t> axisSizes;
+  for (int16_t axis : op.getGridAxes())
+    axisSizes.push_back(grid.getShape()[axis]);
+  Group cp{op.getGridAttr(), SmallVector<int16_t>(op.getGridAxes()),
+           groupSize, Value()};
+
+  LogicalResult result = failure();
+  switch (kind) {
+  case SchemeKind::allgather:
+    cp.index = builder.groupIndex(cp.grid, cp.axes, axisSizes);
+    result = builder.rewriteAllGather(cp);
+    ++numAllGather;
+    break;
+  case SchemeKind::ulysses:
+    cp.index = builder.groupIndex(cp.grid, cp.axes, axisSizes);
+    result = builder.rewriteUlysses(cp, /*outer=*/nullptr);
+    ++numUlysses;
+    break;
+  case SchemeKind::hybrid: {
+    Group inner;
+    FailureOr<Group> outer =
+        hybridOuterInner(builder, inner, scheme.getUlyssesDegree());
+    if (failed(outer))
+      return failure();
+    result = builder.rewriteUlysses(inner, &*outer);
+    ++numHybrid;
+    break;
+  }
+  case SchemeKind::head_tail:
+    cp.index = builder.groupIndex(cp.grid, cp.axes, axisSizes);
+    result = builder.rewriteHeadTail(cp);
+    ++numHeadTail;
+    break;
+  default:
+    llvm_unreachable("unsupported schemes are rejected above");
+  }
+  if (succeeded(result))
+    op.erase();
+  return result;
+}
+
+void ApplySchemePass::runOnOperation() {
+  bool failedAny = false;
+  getOperation().walk([&](FunctionOpInterface func) {
+    if (func.isExternal())
+      return;
+    SmallVector<AttentionOp> ops;
+    func.walk([&](AttentionOp op) { ops.push_back(op); });
+    if (ops.empty() && requireMatch) {
+      func.emitError("cp-apply-scheme found no cp.attention in function @")
+          << func.getName()
+          << " (require-match is set): nothing would be parallelized; "
+             "check that the attention was raised to cp.attention";
+      failedAny = true;
+    }
+    for (AttentionOp op : ops)
+      failedAny |= failed(rewrite(op));
+  });
+  if (failedAny)
+    signalPassFailure();
+}
+
+} // namespace
