@@ -404,8 +404,23 @@ void ApplySchemePass::runOnOperation() {
              "check that the attention was raised to cp.attention";
       failedAny = true;
     }
-    for (AttentionOp op : ops)
-      failedAny |= failed(rewrite(op));
+    llvm::StringMap<int64_t> rewritten;
+    for (AttentionOp op : ops) {
+      SchemeAttr scheme =
+          op.getSchemeAttr() ? op.getSchemeAttr() : defaultScheme;
+      if (failed(rewrite(op))) {
+        failedAny = true;
+        continue;
+      }
+      ++rewritten[stringifySchemeKind(scheme.getKind())];
+    }
+    if (reportRewrites && !ops.empty()) {
+      InFlightDiagnostic remark = func.emitRemark("cp-apply-scheme rewrote ")
+                                  << ops.size() << " cp.attention:";
+      for (StringRef kind : {"allgather", "ulysses", "hybrid", "head_tail"})
+        if (rewritten.count(kind))
+          remark << " " << kind << " = " << rewritten[kind];
+    }
   });
   if (failedAny)
     signalPassFailure();

@@ -40,7 +40,10 @@ def ApplySchemePass : Pass<"cp-apply-scheme", "ModuleOp"> {
            "Scheme for cp.attention ops without a scheme attribute: allgather, "
            "ulysses, hybrid(u), head_tail">,
     Option<"requireMatch", "require-match", "bool", /*default=*/"false",
-           "Fail when a function contains no cp.attention to rewrite">
+           "Fail when a function contains no cp.attention to rewrite">,
+    Option<"reportRewrites", "report", "bool", /*default=*/"false",
+           "Emit a remark per function counting the ops rewritten per scheme "
+           "(pass statistics need an LLVM built with statistics enabled)">
   ];
   let statistics = [
     Statistic<"numAllGather", "allgather", "cp.attention ops rewritten with allgather">,

@@ -1,0 +1,100 @@
+// Round trip of every cp op, in the custom form and through the generic form.
+// RUN: cp-opt %s | cp-opt | FileCheck %s
+// RUN: cp-opt %s --mlir-print-op-generic | cp-opt | FileCheck %s
+
+shard.grid @cp(shape = 4)
+shard.grid @grid2d(shape = 2x4)
+
+// CHECK-LABEL: func @attention_forms
+func.func @attention_forms(%q: tensor<2x8x64x32xf32>, %k: tensor<2x4x64x32xf32>,
+                           %v: tensor<2x4x64x16xf32>, %m: tensor<1x8x256x256xi1>,
+                           %bias: tensor<64x256xf32>) {
+  // CHECK: cp.attention %{{.*}}, %{{.*}}, %{{.*}} on @cp grid_axes = [0] : tensor<2x8x64x32xf32>, tensor<2x4x64x32xf32>, tensor<2x4x64x16xf32> -> tensor<2x8x64x16xf32>
+  %0 = cp.attention %q, %k, %v on @cp grid_axes = [0]
+      : tensor<2x8x64x32xf32>, tensor<2x4x64x32xf32>, tensor<2x4x64x16xf32> -> tensor<2x8x64x16xf32>
+  // CHECK: cp.attention {{.*}} on @cp grid_axes = [0] mask = causal scheme = ulysses scale = 1.250000e-01 :
+  %1 = cp.attention %q, %k, %v on @cp grid_axes = [0] mask = causal scheme = ulysses scale = 0.125
+      : tensor<2x8x64x32xf32>, tensor<2x4x64x32xf32>, tensor<2x4x64x16xf32> -> tensor<2x8x64x16xf32>
+  // CHECK: cp.attention {{.*}} mask = sliding_window(128) scheme = hybrid(2) :
+  %2 = cp.attention %q, %k, %v on @cp grid_axes = [0] mask = sliding_window(128) scheme = hybrid(2)
+      : tensor<2x8x64x32xf32>, tensor<2x4x64x32xf32>, tensor<2x4x64x16xf32> -> tensor<2x8x64x16xf32>
+  // CHECK: cp.attention %{{.*}}, %{{.*}}, %{{.*}} explicit_mask %{{.*}} on @cp grid_axes = [0] scheme = head_tail : {{.*}}, tensor<1x8x256x256xi1> -> tensor<2x8x64x16xf32>
+  %3 = cp.attention %q, %k, %v explicit_mask %m on @cp grid_axes = [0] scheme = head_tail
+      : tensor<2x8x64x32xf32>, tensor<2x4x64x32xf32>, tensor<2x4x64x16xf32>, tensor<1x8x256x256xi1> -> tensor<2x8x64x16xf32>
+  // CHECK: cp.attention {{.*}} explicit_mask %{{.*}} on @cp grid_axes = [0] mask = causal scheme = allgather : {{.*}}, tensor<64x256xf32> ->
+  %4 = cp.attention %q, %k, %v explicit_mask %bias on @cp grid_axes = [0] mask = causal scheme = allgather
+      : tensor<2x8x64x32xf32>, tensor<2x4x64x32xf32>, tensor<2x4x64x16xf32>, tensor<64x256xf32> -> tensor<2x8x64x16xf32>
+  // CHECK: scheme = ring
+  %5 = cp.attention %q, %k, %v on @cp grid_axes = [0] scheme = ring
+      : tensor<2x8x64x32xf32>, tensor<2x4x64x32xf32>, tensor<2x4x64x16xf32> -> tensor<2x8x64x16xf32>
+  // CHECK: scheme = zigzag
+  %6 = cp.attention %q, %k, %v on @cp grid_axes = [0] scheme = zigzag
+      : tensor<2x8x64x32xf32>, tensor<2x4x64x32xf32>, tensor<2x4x64x16xf32> -> tensor<2x8x64x16xf32>
+  // CHECK: scheme = auto
+  %7 = cp.attention %q, %k, %v on @cp grid_axes = [0] scheme = auto
+      : tensor<2x8x64x32xf32>, tensor<2x4x64x32xf32>, tensor<2x4x64x16xf32> -> tensor<2x8x64x16xf32>
+  // The CP group may be one axis of a larger grid (here data x context).
+  // CHECK: cp.attention {{.*}} on @grid2d grid_axes = [1] :
+  %8 = cp.attention %q, %k, %v on @grid2d grid_axes = [1]
+      : tensor<2x8x64x32xf32>, tensor<2x4x64x32xf32>, tensor<2x4x64x16xf32> -> tensor<2x8x64x16xf32>
+  // Dynamic sizes are accepted; their rules become runtime checks.
+  %qd = tensor.cast %q : tensor<2x8x64x32xf32> to tensor<?x8x?x32xf32>
+  // CHECK: cp.attention {{.*}} : tensor<?x8x?x32xf32>, {{.*}} -> tensor<?x8x?x16xf32>
+  %9 = cp.attention %qd, %k, %v on @cp grid_axes = [0] mask = causal
+      : tensor<?x8x?x32xf32>, tensor<2x4x64x32xf32>, tensor<2x4x64x16xf32> -> tensor<?x8x?x16xf32>
+  return
+}
+
+// CHECK-LABEL: func @local_attention_forms
+func.func @local_attention_forms(%q: tensor<1x8x64x32xbf16>, %k: tensor<1x2x256x32xbf16>,
+                                 %v: tensor<1x2x256x32xbf16>, %qo: index, %ko: index,
+                                 %m: tensor<64x256xi1>) {
+  // CHECK: %[[O:.*]] = cp.local_attention %{{.*}}, %{{.*}}, %{{.*}} offsets(%{{.*}}, %{{.*}}) mask = causal : tensor<1x8x64x32xbf16>, tensor<1x2x256x32xbf16>, tensor<1x2x256x32xbf16> -> tensor<1x8x64x32xbf16>
+  %0 = cp.local_attention %q, %k, %v offsets(%qo, %ko) mask = causal
+      : tensor<1x8x64x32xbf16>, tensor<1x2x256x32xbf16>, tensor<1x2x256x32xbf16> -> tensor<1x8x64x32xbf16>
+  // CHECK: %{{.*}}, %{{.*}} = cp.local_attention {{.*}} offsets(%{{.*}}, %{{.*}}) explicit_mask %{{.*}} scale = 5.000000e-01 : {{.*}}, tensor<64x256xi1> -> tensor<1x8x64x32xbf16>, tensor<1x8x64xf32>
+  %1:2 = cp.local_attention %q, %k, %v offsets(%qo, %ko) explicit_mask %m scale = 0.5
+      : tensor<1x8x64x32xbf16>, tensor<1x2x256x32xbf16>, tensor<1x2x256x32xbf16>, tensor<64x256xi1>
+      -> tensor<1x8x64x32xbf16>, tensor<1x8x64xf32>
+  return
+}
+
+// CHECK-LABEL: func @offset_mask_and_merge
+func.func @offset_mask_and_merge(%qo: index, %ko: index, %a: tensor<1x8x64x32xf32>,
+                                 %la: tensor<1x8x64xf32>, %b: tensor<1x8x64x32xf32>,
+                                 %lb: tensor<1x8x64xf32>) {
+  // CHECK: cp.offset_mask offsets(%{{.*}}, %{{.*}}) mask = causal : tensor<64x256xi1>
+  %0 = cp.offset_mask offsets(%qo, %ko) mask = causal : tensor<64x256xi1>
+  // CHECK: cp.offset_mask offsets(%{{.*}}, %{{.*}}) mask = sliding_window(16) : tensor<64x64xi1>
+  %1 = cp.offset_mask offsets(%qo, %ko) mask = sliding_window(16) : tensor<64x64xi1>
+  // CHECK: cp.merge %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<1x8x64x32xf32>, tensor<1x8x64xf32>
+  %2:2 = cp.merge %a, %la, %b, %lb : tensor<1x8x64x32xf32>, tensor<1x8x64xf32>
+  return
+}
+
+// CHECK-LABEL: func @collectives
+func.func @collectives(%x: tensor<1x8x64x32xf32>, %m: tensor<64x256xi1>) {
+  // CHECK: cp.all_gather %{{.*}} on @cp grid_axes = [0] gather_axis = 2 : tensor<1x8x64x32xf32> -> tensor<1x8x256x32xf32>
+  %0 = cp.all_gather %x on @cp grid_axes = [0] gather_axis = 2 : tensor<1x8x64x32xf32> -> tensor<1x8x256x32xf32>
+  // CHECK: cp.all_gather %{{.*}} on @grid2d grid_axes = [0, 1] gather_axis = 0 : tensor<64x256xi1> -> tensor<512x256xi1>
+  %1 = cp.all_gather %m on @grid2d grid_axes = [0, 1] gather_axis = 0 : tensor<64x256xi1> -> tensor<512x256xi1>
+  // CHECK: cp.all_to_all %{{.*}} on @cp grid_axes = [0] split_axis = 1 concat_axis = 2 : tensor<1x8x64x32xf32> -> tensor<1x2x256x32xf32>
+  %2 = cp.all_to_all %x on @cp grid_axes = [0] split_axis = 1 concat_axis = 2 : tensor<1x8x64x32xf32> -> tensor<1x2x256x32xf32>
+  // CHECK: cp.exchange %{{.*}} on @cp grid_axes = [0] partner = mirror : tensor<1x8x64x32xf32>
+  %3 = cp.exchange %x on @cp grid_axes = [0] partner = mirror : tensor<1x8x64x32xf32>
+  // CHECK: cp.shift %{{.*}} on @cp grid_axes = [0] offset = 1 : tensor<1x8x64x32xf32>
+  %4 = cp.shift %x on @cp grid_axes = [0] offset = 1 : tensor<1x8x64x32xf32>
+  // CHECK: cp.shift %{{.*}} on @grid2d grid_axes = [1] offset = -1 : tensor<1x8x64x32xf32>
+  %5 = cp.shift %x on @grid2d grid_axes = [1] offset = -1 : tensor<1x8x64x32xf32>
+  return
+}
+
+// CHECK-LABEL: func @attributes
+// CHECK-SAME: cp.a = #cp.scheme<hybrid(4)>
+// CHECK-SAME: cp.b = #cp.mask<sliding_window(8)>
+// CHECK-SAME: cp.c = #cp.scheme<auto>
+// CHECK-SAME: cp.d = #cp.mask<none>
+func.func @attributes() attributes {cp.a = #cp.scheme<hybrid(4)>, cp.b = #cp.mask<sliding_window(8)>,
+                                    cp.c = #cp.scheme<auto>, cp.d = #cp.mask<none>} {
+  return
+}
