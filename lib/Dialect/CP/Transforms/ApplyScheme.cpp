@@ -134,8 +134,11 @@ public:
   /// query extent, and heads [h0, h0 + hCount) when it has one per head.
   Value sliceGlobalMask(Value mask, OpFoldResult start, int64_t count,
                         OpFoldResult h0, int64_t hCount) {
-    int64_t rank = cast<RankedTensorType>(mask.getType()).getRank();
-    Value rows = slice(mask, rank - 2, start, count);
+    auto type = cast<RankedTensorType>(mask.getType());
+    int64_t rowDim = type.getRank() - 2;
+    Value rows = type.getDimSize(rowDim) == count
+                     ? mask
+                     : slice(mask, rowDim, start, count);
     if (maskHasHeads(mask) && hCount != shape.heads)
       rows = slice(rows, kHeadsDim, h0, hCount);
     return rows;
