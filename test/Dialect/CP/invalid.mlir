@@ -420,3 +420,13 @@ func.func @f(%a: tensor<1x8x64x32xf32>, %la: tensor<1x8x32xf32>) {
   %0:2 = cp.merge %a, %la, %a, %la : tensor<1x8x64x32xf32>, tensor<1x8x32xf32>
   return
 }
+
+// -----
+
+shard.grid @cp(shape = 4)
+func.func @f(%q: tensor<1x8x7x8xf32>) {
+  // expected-error @+1 {{cannot use scheme #cp.scheme<zigzag>: zigzag splits each local shard in two halves and needs an even local length L, got L = 7; pad the sequence to a multiple of 2 * P = 8}}
+  %0 = cp.attention %q, %q, %q on @cp grid_axes = [0] mask = causal scheme = zigzag
+      : tensor<1x8x7x8xf32>, tensor<1x8x7x8xf32>, tensor<1x8x7x8xf32> -> tensor<1x8x7x8xf32>
+  return
+}

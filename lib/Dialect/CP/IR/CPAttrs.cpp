@@ -61,9 +61,8 @@ SchemeAttr mlir::cp::parseSchemeBody(AsmParser &parser) {
     parser.emitError(loc) << "hybrid needs its Ulysses degree, e.g. hybrid(2)";
     return {};
   }
-  return SchemeAttr::getChecked(
-      [&] { return parser.emitError(loc); }, parser.getContext(), *kind,
-      degree);
+  return SchemeAttr::getChecked([&] { return parser.emitError(loc); },
+                                parser.getContext(), *kind, degree);
 }
 
 void mlir::cp::printSchemeBody(AsmPrinter &printer, SchemeAttr scheme) {
@@ -91,12 +90,10 @@ LogicalResult SchemeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  SchemeKind kind, int64_t ulyssesDegree) {
   if (kind == SchemeKind::hybrid && ulyssesDegree < 2)
     return emitError() << "hybrid needs a Ulysses degree u >= 2, got u = "
-                       << ulyssesDegree
-                       << "; use allgather for u = 1";
+                       << ulyssesDegree << "; use allgather for u = 1";
   if (kind != SchemeKind::hybrid && ulyssesDegree != 0)
     return emitError() << "scheme " << stringifySchemeKind(kind)
-                       << " takes no Ulysses degree, got "
-                       << ulyssesDegree;
+                       << " takes no Ulysses degree, got " << ulyssesDegree;
   return success();
 }
 

@@ -40,7 +40,8 @@ static ParseResult parseMaskKeyword(OpAsmParser &parser, MaskAttr &mask) {
   return success(static_cast<bool>(mask));
 }
 
-static void printMaskKeyword(OpAsmPrinter &printer, Operation *, MaskAttr mask) {
+static void printMaskKeyword(OpAsmPrinter &printer, Operation *,
+                             MaskAttr mask) {
   printMaskBody(static_cast<AsmPrinter &>(printer), mask);
 }
 
@@ -50,7 +51,7 @@ static ParseResult parseSchemeKeyword(OpAsmParser &parser, SchemeAttr &scheme) {
 }
 
 static void printSchemeKeyword(OpAsmPrinter &printer, Operation *,
-                            SchemeAttr scheme) {
+                               SchemeAttr scheme) {
   printSchemeBody(static_cast<AsmPrinter &>(printer), scheme);
 }
 
@@ -95,8 +96,7 @@ static FailureOr<int64_t> verifyGroup(Operation *op, FlatSymbolRefAttr gridRef,
   return groupSizeOf(grid, axes);
 }
 
-template <typename GroupOp>
-static int64_t lookupGroupSize(GroupOp op) {
+template <typename GroupOp> static int64_t lookupGroupSize(GroupOp op) {
   auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(
       op.getOperation(), op.getGridAttr());
   if (!grid)
@@ -119,16 +119,15 @@ static LogicalResult verifyBHSD(Operation *op, StringRef name,
                                 RankedTensorType type) {
   if (type.getRank() != 4)
     return op->emitOpError("expects ")
-           << name << " to be rank 4 [B, H, S, D], got rank "
-           << type.getRank() << " (" << type << ")";
+           << name << " to be rank 4 [B, H, S, D], got rank " << type.getRank()
+           << " (" << type << ")";
   return success();
 }
 
 /// Checks the rules that relate query, key, value and output: BHSD rank,
 /// element types, batch, H % Hkv, D and Dv. `sameLength` additionally asks
 /// query and key/value to be shards of equal local length (cp.attention).
-static LogicalResult verifyAttentionOperands(Operation *op,
-                                             RankedTensorType q,
+static LogicalResult verifyAttentionOperands(Operation *op, RankedTensorType q,
                                              RankedTensorType k,
                                              RankedTensorType v,
                                              RankedTensorType out,
@@ -301,8 +300,7 @@ LogicalResult LocalAttentionOp::verify() {
     RankedTensorType lseType = lse.getType();
     bool matches = lseType.getRank() == 3 &&
                    llvm::all_of(llvm::seq<int64_t>(0, 3), [&](int64_t i) {
-                     return !knownDifferent(lseType.getDimSize(i),
-                                            expected[i]);
+                     return !knownDifferent(lseType.getDimSize(i), expected[i]);
                    });
     if (!matches)
       return emitOpError("expects the lse result to have shape [B, H, Lq] = [")
@@ -317,8 +315,7 @@ namespace {
 /// the same as local_attention with mask M at offsets (qo', ko') when the op
 /// has no structured mask of its own (its offsets are then unused), or when
 /// it already applies M at the same offsets. No mask tensor is built.
-struct FoldOffsetMaskIntoAttention
-    : public OpRewritePattern<LocalAttentionOp> {
+struct FoldOffsetMaskIntoAttention : public OpRewritePattern<LocalAttentionOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(LocalAttentionOp op,
@@ -369,10 +366,10 @@ LogicalResult OffsetMaskOp::verify() {
 
 /// Rank, element type and range checks shared by all_gather and all_to_all:
 /// every dim but `changing` must match between input and result.
-static LogicalResult verifyReshapingCollective(Operation *op,
-                                               RankedTensorType in,
-                                               RankedTensorType out,
-                                               ArrayRef<std::pair<StringRef, int64_t>> axes) {
+static LogicalResult
+verifyReshapingCollective(Operation *op, RankedTensorType in,
+                          RankedTensorType out,
+                          ArrayRef<std::pair<StringRef, int64_t>> axes) {
   for (auto [name, axis] : axes)
     if (axis < 0 || axis >= in.getRank())
       return op->emitOpError()
@@ -380,8 +377,7 @@ static LogicalResult verifyReshapingCollective(Operation *op,
              << in.getRank() << " tensor";
   if (in.getRank() != out.getRank())
     return op->emitOpError("expects result rank (")
-           << out.getRank() << ") to equal input rank (" << in.getRank()
-           << ")";
+           << out.getRank() << ") to equal input rank (" << in.getRank() << ")";
   if (in.getElementType() != out.getElementType())
     return op->emitOpError("expects result element type (")
            << out.getElementType() << ") to equal input element type ("
@@ -391,9 +387,8 @@ static LogicalResult verifyReshapingCollective(Operation *op,
       continue;
     if (knownDifferent(in.getDimSize(dim), out.getDimSize(dim)))
       return op->emitOpError("expects result dim ")
-             << dim << " (" << out.getDimSize(dim)
-             << ") to equal input dim " << dim << " ("
-             << in.getDimSize(dim) << ")";
+             << dim << " (" << out.getDimSize(dim) << ") to equal input dim "
+             << dim << " (" << in.getDimSize(dim) << ")";
   }
   return success();
 }
@@ -411,7 +406,8 @@ AllGatherOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
     return failure();
   int64_t in = getInput().getType().getDimSize(getGatherAxis());
   int64_t out = getType().getDimSize(getGatherAxis());
-  if (isStatic(*groupSize) && isStatic(in) && knownDifferent(out, *groupSize * in))
+  if (isStatic(*groupSize) && isStatic(in) &&
+      knownDifferent(out, *groupSize * in))
     return emitOpError("expects result dim ")
            << getGatherAxis() << " to be P * input dim = " << *groupSize
            << " * " << in << " = " << *groupSize * in << ", got " << out;
@@ -427,13 +423,12 @@ OpFoldResult AllGatherOp::fold(FoldAdaptor) {
 }
 
 LogicalResult AllToAllOp::verify() {
-  return verifyReshapingCollective(*this, getInput().getType(), getType(),
-                                   {{"split_axis", getSplitAxis()},
-                                    {"concat_axis", getConcatAxis()}});
+  return verifyReshapingCollective(
+      *this, getInput().getType(), getType(),
+      {{"split_axis", getSplitAxis()}, {"concat_axis", getConcatAxis()}});
 }
 
-LogicalResult
-AllToAllOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+LogicalResult AllToAllOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   FailureOr<int64_t> groupSize =
       verifyGroup(*this, getGridAttr(), getGridAxes(), symbolTable);
   if (failed(groupSize) || !isStatic(*groupSize))
@@ -475,8 +470,7 @@ OpFoldResult AllToAllOp::fold(FoldAdaptor) {
   return {};
 }
 
-LogicalResult
-ExchangeOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+LogicalResult ExchangeOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   return failure(
       failed(verifyGroup(*this, getGridAttr(), getGridAxes(), symbolTable)));
 }
@@ -510,12 +504,11 @@ OpFoldResult ShiftOp::fold(FoldAdaptor) {
 LogicalResult MergeOp::verify() {
   RankedTensorType out = getOutA().getType(), lse = getLseA().getType();
   ArrayRef<int64_t> expected = out.getShape().drop_back();
-  bool matches = lse.getRank() == out.getRank() - 1 &&
-                 llvm::all_of(llvm::seq<int64_t>(0, lse.getRank()),
-                              [&](int64_t i) {
-                                return !knownDifferent(lse.getDimSize(i),
-                                                       expected[i]);
-                              });
+  bool matches =
+      lse.getRank() == out.getRank() - 1 &&
+      llvm::all_of(llvm::seq<int64_t>(0, lse.getRank()), [&](int64_t i) {
+        return !knownDifferent(lse.getDimSize(i), expected[i]);
+      });
   if (!matches)
     return emitOpError("expects log-sum-exp operands shaped like the outputs "
                        "without their last dim, got ")

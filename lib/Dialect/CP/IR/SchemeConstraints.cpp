@@ -18,9 +18,12 @@ AttentionShape AttentionShape::fromTypes(RankedTensorType query,
                                          RankedTensorType key,
                                          RankedTensorType value,
                                          int64_t groupSize) {
-  return AttentionShape{query.getDimSize(0), query.getDimSize(1),
-                        key.getDimSize(1),   query.getDimSize(2),
-                        query.getDimSize(3), value.getDimSize(3),
+  return AttentionShape{query.getDimSize(0),
+                        query.getDimSize(1),
+                        key.getDimSize(1),
+                        query.getDimSize(2),
+                        query.getDimSize(3),
+                        value.getDimSize(3),
                         groupSize};
 }
 
@@ -61,8 +64,7 @@ static std::optional<std::string> checkHybrid(const AttentionShape &s,
                          u, p)
         .str();
   if (auto v = needDivisible("hybrid", "the CP group size P", p,
-                             "the Ulysses degree u", u,
-                             "choose u dividing P"))
+                             "the Ulysses degree u", u, "choose u dividing P"))
     return v;
   if (auto v = needDivisible("hybrid", "H", s.heads, "the Ulysses degree u", u,
                              "choose u dividing H"))
@@ -71,15 +73,14 @@ static std::optional<std::string> checkHybrid(const AttentionShape &s,
                        "choose u dividing Hkv");
 }
 
-static std::optional<std::string> checkEvenLocalLength(StringRef scheme,
-                                                       const AttentionShape &s) {
+static std::optional<std::string>
+checkEvenLocalLength(StringRef scheme, const AttentionShape &s) {
   if (!known(s.localLen) || s.localLen % 2 == 0)
     return std::nullopt;
-  std::string pad = known(s.groupSize)
-                        ? llvm::formatv("a multiple of 2 * P = {0}",
-                                        2 * s.groupSize)
-                              .str()
-                        : std::string("a multiple of 2 * P");
+  std::string pad =
+      known(s.groupSize)
+          ? llvm::formatv("a multiple of 2 * P = {0}", 2 * s.groupSize).str()
+          : std::string("a multiple of 2 * P");
   return llvm::formatv("{0} splits each local shard in two halves and needs "
                        "an even local length L, got L = {1}; pad the "
                        "sequence to {2}",

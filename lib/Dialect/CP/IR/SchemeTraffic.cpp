@@ -19,12 +19,11 @@ static int64_t kvShardElements(const AttentionShape &s) {
 /// Elements of one rank's Q, K, V and O shards, which Ulysses all-to-alls.
 static int64_t qkvoShardElements(const AttentionShape &s) {
   return s.batch * s.localLen *
-         (s.heads * s.headDim + s.kvHeads * s.headDim +
-          s.kvHeads * s.valueDim + s.heads * s.valueDim);
+         (s.heads * s.headDim + s.kvHeads * s.headDim + s.kvHeads * s.valueDim +
+          s.heads * s.valueDim);
 }
 
-int64_t mlir::cp::bytesSentPerRank(SchemeAttr scheme,
-                                   const AttentionShape &s,
+int64_t mlir::cp::bytesSentPerRank(SchemeAttr scheme, const AttentionShape &s,
                                    int64_t elementBytes) {
   int64_t p = s.groupSize;
   int64_t allGatherKV = kvShardElements(s) * (p - 1);

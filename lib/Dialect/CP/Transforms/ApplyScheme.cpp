@@ -10,10 +10,10 @@
 #include "cp/Dialect/CP/IR/SchemeConstraints.h"
 #include "cp/Dialect/CP/IR/SchemeTraffic.h"
 #include "cp/Dialect/CP/Transforms/Passes.h"
+#include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/AsmParser/AsmParser.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/StringExtras.h"
@@ -89,8 +89,7 @@ public:
   Value slice(Value v, int64_t dim, OpFoldResult offset, int64_t size) {
     auto type = cast<RankedTensorType>(v.getType());
     SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
-    SmallVector<OpFoldResult> sizes, strides(type.getRank(),
-                                              b.getIndexAttr(1));
+    SmallVector<OpFoldResult> sizes, strides(type.getRank(), b.getIndexAttr(1));
     for (int64_t d = 0; d < type.getRank(); ++d)
       sizes.push_back(b.getIndexAttr(d == dim ? size : type.getDimSize(d)));
     offsets[dim] = offset;
@@ -106,8 +105,8 @@ public:
     RankedTensorType type = withDim(v, split, dimOf(v, split) / g.size);
     SmallVector<int64_t> shape(type.getShape());
     shape[concat] = dimOf(v, concat) * g.size;
-    return AllToAllOp::create(b, loc, type.clone(shape), v,
-                              g.grid.getValue(), g.axes, split, concat);
+    return AllToAllOp::create(b, loc, type.clone(shape), v, g.grid.getValue(),
+                              g.axes, split, concat);
   }
   Value exchangeMirror(const Group &g, Value v) {
     return ExchangeOp::create(b, loc, v, g.grid.getValue(), g.axes,
@@ -116,15 +115,15 @@ public:
 
   /// Local attention of `q` against `k`/`v` at global offsets, carrying the
   /// op's mask kind and scale, marked with the scheme and its traffic.
-  Value localAttention(Value q, Value k, Value v, Value qOffset,
-                       Value kvOffset, Value mask) {
+  Value localAttention(Value q, Value k, Value v, Value qOffset, Value kvOffset,
+                       Value mask) {
     RankedTensorType outType =
         withDim(withDim(op.getResult(), kSeqDim, dimOf(q, kSeqDim)), kHeadsDim,
                 dimOf(q, kHeadsDim));
-    auto out = LocalAttentionOp::create(
-        b, loc, outType,
-        /*lse=*/Type(), q, k, v, qOffset, kvOffset, mask, op.getMaskAttr(),
-        op.getScaleAttr());
+    auto out =
+        LocalAttentionOp::create(b, loc, outType,
+                                 /*lse=*/Type(), q, k, v, qOffset, kvOffset,
+                                 mask, op.getMaskAttr(), op.getScaleAttr());
     out->setAttr("cp.scheme", scheme);
     out->setAttr("cp.bytes_per_rank", b.getI64IntegerAttr(bytesPerRank));
     return out.getOutput();
@@ -218,8 +217,8 @@ LogicalResult SchemeBuilder::rewriteHeadTail(const Group &cp) {
 
   Value query = op.getQuery();
   Value keepQ = slice(query, kSeqDim, b.getIndexAttr(0), half);
-  Value peerQ = exchangeMirror(cp, slice(query, kSeqDim, b.getIndexAttr(half),
-                                         half));
+  Value peerQ =
+      exchangeMirror(cp, slice(query, kSeqDim, b.getIndexAttr(half), half));
   Value k = allGather(cp, op.getKey(), kSeqDim);
   Value v = allGather(cp, op.getValue(), kSeqDim);
 
@@ -228,8 +227,8 @@ LogicalResult SchemeBuilder::rewriteHeadTail(const Group &cp) {
     int64_t rows = cast<RankedTensorType>(mask.getType()).getRank() - 2;
     if (maskIsLocal(mask)) {
       keepMask = slice(mask, rows, b.getIndexAttr(0), half);
-      peerMask = exchangeMirror(cp, slice(mask, rows, b.getIndexAttr(half),
-                                          half));
+      peerMask =
+          exchangeMirror(cp, slice(mask, rows, b.getIndexAttr(half), half));
     } else {
       keepMask = slice(mask, rows, keepOffset, half);
       peerMask = slice(mask, rows, peerOffset, half);
@@ -239,7 +238,7 @@ LogicalResult SchemeBuilder::rewriteHeadTail(const Group &cp) {
   Value peerOut = localAttention(peerQ, k, v, peerOffset, index(0), peerMask);
   Value tailOut = exchangeMirror(cp, peerOut);
   Value out = tensor::ConcatOp::create(b, loc, op.getType(), kSeqDim,
-                                      ValueRange{keepOut, tailOut});
+                                       ValueRange{keepOut, tailOut});
   op.replaceAllUsesWith(out);
   return success();
 }
@@ -251,8 +250,7 @@ struct ApplySchemePass : public cp::impl::ApplySchemePassBase<ApplySchemePass> {
     if (scheme.empty())
       return success();
     std::string text = "#cp.scheme<" + scheme + ">";
-    defaultScheme =
-        dyn_cast_or_null<SchemeAttr>(parseAttribute(text, context));
+    defaultScheme = dyn_cast_or_null<SchemeAttr>(parseAttribute(text, context));
     if (!defaultScheme)
       return emitError(UnknownLoc::get(context))
              << "cp-apply-scheme: invalid scheme option '" << scheme
@@ -274,8 +272,8 @@ struct ApplySchemePass : public cp::impl::ApplySchemePassBase<ApplySchemePass> {
 FailureOr<Group> ApplySchemePass::hybridOuterInner(SchemeBuilder &builder,
                                                    Group &inner, int64_t u) {
   AttentionOp op = builder.op;
-  auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(
-      op, op.getGridAttr());
+  auto grid =
+      SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(op, op.getGridAttr());
   ArrayRef<int16_t> axes = op.getGridAxes();
   Group outer;
   if (axes.size() == 2) {
@@ -283,8 +281,8 @@ FailureOr<Group> ApplySchemePass::hybridOuterInner(SchemeBuilder &builder,
     if (innerSize != u)
       return op.emitOpError("hybrid(")
              << u << ") on grid_axes [" << axes[0] << ", " << axes[1]
-             << "] needs the inner axis " << axes[1] << " to have size u = "
-             << u << ", got " << innerSize;
+             << "] needs the inner axis " << axes[1]
+             << " to have size u = " << u << ", got " << innerSize;
     outer = {op.getGridAttr(), {axes[0]}, grid.getShape()[axes[0]], Value()};
     inner = {op.getGridAttr(), {axes[1]}, u, Value()};
   } else if (grid.getRank() == 1 && axes.size() == 1) {
@@ -325,7 +323,8 @@ LogicalResult ApplySchemePass::rewrite(AttentionOp op) {
                 op.getValue().getType()};
   int64_t groupSize = op.getGroupSize();
   if (ShapedType::isDynamic(groupSize) ||
-      llvm::any_of(types, [](RankedTensorType t) { return !t.hasStaticShape(); }))
+      llvm::any_of(types,
+                   [](RankedTensorType t) { return !t.hasStaticShape(); }))
     return op.emitOpError("cp-apply-scheme needs static shapes and a static "
                           "CP group size, got P = ")
            << (ShapedType::isDynamic(groupSize) ? std::string("?")
@@ -346,17 +345,16 @@ LogicalResult ApplySchemePass::rewrite(AttentionOp op) {
            << scheme
            << " is not implemented by cp-apply-scheme; use allgather, "
               "ulysses, hybrid(u) or head_tail";
-  int64_t elementBytes =
-      op.getQuery().getType().getElementTypeBitWidth() / 8;
+  int64_t elementBytes = op.getQuery().getType().getElementTypeBitWidth() / 8;
   builder.bytesPerRank = bytesSentPerRank(scheme, shape, elementBytes);
 
-  auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(
-      op, op.getGridAttr());
+  auto grid =
+      SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(op, op.getGridAttr());
   SmallVector<int64_t> axisSizes;
   for (int16_t axis : op.getGridAxes())
     axisSizes.push_back(grid.getShape()[axis]);
-  Group cp{op.getGridAttr(), SmallVector<int16_t>(op.getGridAxes()),
-           groupSize, Value()};
+  Group cp{op.getGridAttr(), SmallVector<int16_t>(op.getGridAxes()), groupSize,
+           Value()};
 
   LogicalResult result = failure();
   switch (kind) {

@@ -21,12 +21,12 @@ namespace cp {
 /// (it becomes a runtime check).
 struct AttentionShape {
   int64_t batch;
-  int64_t heads;      // H
-  int64_t kvHeads;    // Hkv
-  int64_t localLen;   // L = S / P
-  int64_t headDim;    // D
-  int64_t valueDim;   // Dv
-  int64_t groupSize;  // P
+  int64_t heads;     // H
+  int64_t kvHeads;   // Hkv
+  int64_t localLen;  // L = S / P
+  int64_t headDim;   // D
+  int64_t valueDim;  // Dv
+  int64_t groupSize; // P
 
   /// Reads B, H, Hkv, L, D, Dv from BHSD query/key/value types.
   static AttentionShape fromTypes(RankedTensorType query, RankedTensorType key,
