@@ -152,9 +152,9 @@ public:
     return type.getDimSize(type.getRank() - 2) == shape.localLen;
   }
 
-  LogicalResult rewriteAllGather(const Group &cp);
-  LogicalResult rewriteUlysses(const Group &inner, const Group *outer);
-  LogicalResult rewriteHeadTail(const Group &cp);
+  void rewriteAllGather(const Group &cp);
+  void rewriteUlysses(const Group &inner, const Group *outer);
+  void rewriteHeadTail(const Group &cp);
 
   AttentionOp op;
   OpBuilder b;
@@ -164,7 +164,7 @@ public:
   int64_t bytesPerRank = 0;
 };
 
-LogicalResult SchemeBuilder::rewriteAllGather(const Group &cp) {
+void SchemeBuilder::rewriteAllGather(const Group &cp) {
   Value k = allGather(cp, op.getKey(), kSeqDim);
   Value v = allGather(cp, op.getValue(), kSeqDim);
   Value qOffset = mul(cp.index, shape.localLen);
@@ -174,12 +174,11 @@ LogicalResult SchemeBuilder::rewriteAllGather(const Group &cp) {
                            shape.heads);
   op.replaceAllUsesWith(
       localAttention(op.getQuery(), k, v, qOffset, index(0), mask));
-  return success();
 }
 
 /// Ulysses over `inner`; with `outer` (hybrid), K/V are then all-gathered
 /// across `outer` and the local queries start at outer.index * u * L.
-LogicalResult SchemeBuilder::rewriteUlysses(const Group &inner,
+void SchemeBuilder::rewriteUlysses(const Group &inner,
                                             const Group *outer) {
   auto toHeads = [&](Value x) {
     return allToAll(inner, x, kHeadsDim, kSeqDim);
@@ -206,10 +205,9 @@ LogicalResult SchemeBuilder::rewriteUlysses(const Group &inner,
   }
   Value out = localAttention(q, k, v, qOffset, index(0), mask);
   op.replaceAllUsesWith(allToAll(inner, out, kSeqDim, kHeadsDim));
-  return success();
 }
 
-LogicalResult SchemeBuilder::rewriteHeadTail(const Group &cp) {
+void SchemeBuilder::rewriteHeadTail(const Group &cp) {
   int64_t len = shape.localLen, half = len / 2;
   Value peer = arith::SubIOp::create(b, loc, index(cp.size - 1), cp.index);
   Value keepOffset = mul(cp.index, len);
@@ -240,7 +238,6 @@ LogicalResult SchemeBuilder::rewriteHeadTail(const Group &cp) {
   Value out = tensor::ConcatOp::create(b, loc, op.getType(), kSeqDim,
                                        ValueRange{keepOut, tailOut});
   op.replaceAllUsesWith(out);
-  return success();
 }
 
 struct ApplySchemePass : public cp::impl::ApplySchemePassBase<ApplySchemePass> {
@@ -356,16 +353,15 @@ LogicalResult ApplySchemePass::rewrite(AttentionOp op) {
   Group cp{op.getGridAttr(), SmallVector<int16_t>(op.getGridAxes()), groupSize,
            Value()};
 
-  LogicalResult result = failure();
   switch (kind) {
   case SchemeKind::allgather:
     cp.index = builder.groupIndex(cp.grid, cp.axes, axisSizes);
-    result = builder.rewriteAllGather(cp);
+    builder.rewriteAllGather(cp);
     ++numAllGather;
     break;
   case SchemeKind::ulysses:
     cp.index = builder.groupIndex(cp.grid, cp.axes, axisSizes);
-    result = builder.rewriteUlysses(cp, /*outer=*/nullptr);
+    builder.rewriteUlysses(cp, /*outer=*/nullptr);
     ++numUlysses;
     break;
   case SchemeKind::hybrid: {
@@ -374,21 +370,20 @@ LogicalResult ApplySchemePass::rewrite(AttentionOp op) {
         hybridOuterInner(builder, inner, scheme.getUlyssesDegree());
     if (failed(outer))
       return failure();
-    result = builder.rewriteUlysses(inner, &*outer);
+    builder.rewriteUlysses(inner, &*outer);
     ++numHybrid;
     break;
   }
   case SchemeKind::head_tail:
     cp.index = builder.groupIndex(cp.grid, cp.axes, axisSizes);
-    result = builder.rewriteHeadTail(cp);
+    builder.rewriteHeadTail(cp);
     ++numHeadTail;
     break;
   default:
     llvm_unreachable("unsupported schemes are rejected above");
   }
-  if (succeeded(result))
-    op.erase();
-  return result;
+  op.erase();
+  return success();
 }
 
 void ApplySchemePass::runOnOperation() {
