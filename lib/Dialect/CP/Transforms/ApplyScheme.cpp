@@ -81,6 +81,10 @@ public:
     shape[dim] = size;
     return type.clone(shape);
   }
+  /// The query-row dim of an explicit mask ([Lq, S] or [B, H, Lq, S]).
+  static int64_t maskRowDim(Value mask) {
+    return cast<RankedTensorType>(mask.getType()).getRank() - 2;
+  }
   static int64_t dimOf(Value v, int64_t dim) {
     return cast<RankedTensorType>(v.getType()).getDimSize(dim);
   }
@@ -102,11 +106,10 @@ public:
                                v, g.grid.getValue(), g.axes, dim);
   }
   Value allToAll(const Group &g, Value v, int64_t split, int64_t concat) {
-    RankedTensorType type = withDim(v, split, dimOf(v, split) / g.size);
-    SmallVector<int64_t> shape(type.getShape());
-    shape[concat] = dimOf(v, concat) * g.size;
-    return AllToAllOp::create(b, loc, type.clone(shape), v, g.grid.getValue(),
-                              g.axes, split, concat);
+    RankedTensorType type = withDim(withDim(v, split, dimOf(v, split) / g.size),
+                                    concat, dimOf(v, concat) * g.size);
+    return AllToAllOp::create(b, loc, type, v, g.grid.getValue(), g.axes, split,
+                              concat);
   }
   Value exchangeMirror(const Group &g, Value v) {
     return ExchangeOp::create(b, loc, v, g.grid.getValue(), g.axes,
@@ -133,11 +136,9 @@ public:
   /// query extent, and heads [h0, h0 + hCount) when it has one per head.
   Value sliceGlobalMask(Value mask, OpFoldResult start, int64_t count,
                         OpFoldResult h0, int64_t hCount) {
-    auto type = cast<RankedTensorType>(mask.getType());
-    int64_t rowDim = type.getRank() - 2;
-    Value rows = type.getDimSize(rowDim) == count
-                     ? mask
-                     : slice(mask, rowDim, start, count);
+    int64_t rowDim = maskRowDim(mask);
+    Value rows =
+        dimOf(mask, rowDim) == count ? mask : slice(mask, rowDim, start, count);
     if (maskHasHeads(mask) && hCount != shape.heads)
       rows = slice(rows, kHeadsDim, h0, hCount);
     return rows;
@@ -148,8 +149,7 @@ public:
            shape.heads != 1;
   }
   bool maskIsLocal(Value mask) const {
-    auto type = cast<RankedTensorType>(mask.getType());
-    return type.getDimSize(type.getRank() - 2) == shape.localLen;
+    return dimOf(mask, maskRowDim(mask)) == shape.localLen;
   }
 
   void rewriteAllGather(const Group &cp);
@@ -178,8 +178,7 @@ void SchemeBuilder::rewriteAllGather(const Group &cp) {
 
 /// Ulysses over `inner`; with `outer` (hybrid), K/V are then all-gathered
 /// across `outer` and the local queries start at outer.index * u * L.
-void SchemeBuilder::rewriteUlysses(const Group &inner,
-                                            const Group *outer) {
+void SchemeBuilder::rewriteUlysses(const Group &inner, const Group *outer) {
   auto toHeads = [&](Value x) {
     return allToAll(inner, x, kHeadsDim, kSeqDim);
   };
@@ -196,7 +195,7 @@ void SchemeBuilder::rewriteUlysses(const Group &inner,
   int64_t localHeads = shape.heads / inner.size;
   Value mask = op.getExplicitMask();
   if (mask && maskIsLocal(mask)) {
-    int64_t rows = cast<RankedTensorType>(mask.getType()).getRank() - 2;
+    int64_t rows = maskRowDim(mask);
     mask = maskHasHeads(mask) ? allToAll(inner, mask, kHeadsDim, rows)
                               : allGather(inner, mask, rows);
   } else if (mask) {
@@ -222,7 +221,7 @@ void SchemeBuilder::rewriteHeadTail(const Group &cp) {
 
   Value keepMask, peerMask;
   if (Value mask = op.getExplicitMask()) {
-    int64_t rows = cast<RankedTensorType>(mask.getType()).getRank() - 2;
+    int64_t rows = maskRowDim(mask);
     if (maskIsLocal(mask)) {
       keepMask = slice(mask, rows, b.getIndexAttr(0), half);
       peerMask =
