@@ -11,7 +11,7 @@ build=${1:-$root/build}
 packages=(
   libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
   cmake ninja-build ccache g++
-  mpich libmpich-dev
+  mpich libmpich-dev libomp-22-dev
   python3-numpy python3-pytest pybind11-dev
 )
 

@@ -1,12 +1,12 @@
 //===- cp-opt.cpp - the cp-mlir optimizer driver --------------------------===//
 //
 // mlir-opt with every upstream dialect, pass and extension, the GPU to LLVM
-// IR translations (to serialize gpu.module), plus the cp dialect and passes.
+// IR translations (to serialize gpu.module), plus the cp dialect, passes
+// and pipelines.
 //
 //===----------------------------------------------------------------------===//
 
-#include "cp/Dialect/CP/IR/CPDialect.h"
-#include "cp/Dialect/CP/Transforms/Passes.h"
+#include "cp/InitAllCP.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
@@ -16,13 +16,13 @@
 
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
-  mlir::cp::registerCPPasses();
+  mlir::cp::registerAllPasses();
 
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
   mlir::registerAllGPUToLLVMIRTranslations(registry);
-  registry.insert<mlir::cp::CPDialect>();
+  mlir::cp::registerAllDialects(registry);
 
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "cp-mlir optimizer driver\n", registry));

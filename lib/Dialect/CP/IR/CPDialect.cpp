@@ -6,6 +6,7 @@
 
 #include "cp/Dialect/CP/IR/CPDialect.h"
 #include "cp/Dialect/CP/IR/CPOps.h"
+#include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
 
 using namespace mlir;
 using namespace mlir::cp;
@@ -18,4 +19,8 @@ void CPDialect::initialize() {
 #include "cp/Dialect/CP/IR/CPOps.cpp.inc"
       >();
   registerAttributes();
+  // Implemented in CPTransforms (registerBufferizableOpInterfaceExternalModels).
+  declarePromisedInterfaces<bufferization::BufferizableOpInterface,
+                            LocalAttentionOp, AllGatherOp, AllToAllOp,
+                            ExchangeOp, ShiftOp, MergeOp, OffsetMaskOp>();
 }

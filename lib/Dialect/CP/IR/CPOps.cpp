@@ -116,7 +116,7 @@ enum Dim { kBatch = 0, kHeads = 1, kSeq = 2, kHeadDim = 3 };
 } // namespace
 
 static LogicalResult verifyBHSD(Operation *op, StringRef name,
-                                RankedTensorType type) {
+                                ShapedType type) {
   if (type.getRank() != 4)
     return op->emitOpError("expects ")
            << name << " to be rank 4 [B, H, S, D], got rank " << type.getRank()
@@ -127,24 +127,22 @@ static LogicalResult verifyBHSD(Operation *op, StringRef name,
 /// Checks the rules that relate query, key, value and output: BHSD rank,
 /// element types, batch, H % Hkv, D and Dv. `sameLength` additionally asks
 /// query and key/value to be shards of equal local length (cp.attention).
-static LogicalResult verifyAttentionOperands(Operation *op, RankedTensorType q,
-                                             RankedTensorType k,
-                                             RankedTensorType v,
-                                             RankedTensorType out,
-                                             bool sameLength) {
+static LogicalResult verifyAttentionOperands(Operation *op, ShapedType q,
+                                             ShapedType k, ShapedType v,
+                                             ShapedType out, bool sameLength) {
   if (failed(verifyBHSD(op, "query", q)) || failed(verifyBHSD(op, "key", k)) ||
       failed(verifyBHSD(op, "value", v)) ||
       failed(verifyBHSD(op, "result", out)))
     return failure();
   Type elt = q.getElementType();
-  for (auto [name, type] : {std::pair<StringRef, RankedTensorType>{"key", k},
+  for (auto [name, type] : {std::pair<StringRef, ShapedType>{"key", k},
                             {"value", v},
                             {"result", out}})
     if (type.getElementType() != elt)
       return op->emitOpError("expects ")
              << name << " element type (" << type.getElementType()
              << ") to match the query element type (" << elt << ")";
-  for (auto [name, type] : {std::pair<StringRef, RankedTensorType>{"key", k},
+  for (auto [name, type] : {std::pair<StringRef, ShapedType>{"key", k},
                             {"value", v},
                             {"result", out}})
     if (knownDifferent(type.getDimSize(kBatch), q.getDimSize(kBatch)))
@@ -191,9 +189,8 @@ static LogicalResult verifyAttentionOperands(Operation *op, RankedTensorType q,
 
 /// Checks an explicit mask's rank, element type, batch and head extents.
 /// Its query and key extents depend on the op and are checked by callers.
-static LogicalResult verifyExplicitMaskLayout(Operation *op,
-                                              RankedTensorType mask,
-                                              RankedTensorType q) {
+static LogicalResult verifyExplicitMaskLayout(Operation *op, ShapedType mask,
+                                              ShapedType q) {
   if (mask.getRank() != 2 && mask.getRank() != 4)
     return op->emitOpError("expects explicit_mask of rank 2 [Lq, Skv] or 4 "
                            "[B|1, H|1, Lq, Skv], got rank ")
@@ -217,10 +214,10 @@ static LogicalResult verifyExplicitMaskLayout(Operation *op,
   return success();
 }
 
-static int64_t maskQueryExtent(RankedTensorType mask) {
+static int64_t maskQueryExtent(ShapedType mask) {
   return mask.getDimSize(mask.getRank() - 2);
 }
-static int64_t maskKeyExtent(RankedTensorType mask) {
+static int64_t maskKeyExtent(ShapedType mask) {
   return mask.getDimSize(mask.getRank() - 1);
 }
 
@@ -275,39 +272,46 @@ int64_t AttentionOp::getGroupSize() { return lookupGroupSize(*this); }
 // LocalAttentionOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult LocalAttentionOp::verify() {
-  RankedTensorType q = getQuery().getType();
-  RankedTensorType k = getKey().getType();
-  RankedTensorType out = getOutput().getType();
-  if (failed(verifyAttentionOperands(*this, q, k, getValue().getType(), out,
-                                     /*sameLength=*/false)))
+/// The rules of cp.local_attention, shared by its tensor and buffer forms.
+static LogicalResult verifyLocalAttention(Operation *op, ShapedType q,
+                                          ShapedType k, ShapedType v,
+                                          ShapedType out, Value maskValue,
+                                          Value lseValue) {
+  if (failed(verifyAttentionOperands(op, q, k, v, out, /*sameLength=*/false)))
     return failure();
-  if (Value maskValue = getExplicitMask()) {
-    auto mask = cast<RankedTensorType>(maskValue.getType());
-    if (failed(verifyExplicitMaskLayout(*this, mask, q)))
+  if (maskValue) {
+    auto mask = cast<ShapedType>(maskValue.getType());
+    if (failed(verifyExplicitMaskLayout(op, mask, q)))
       return failure();
     if (knownDifferent(maskQueryExtent(mask), q.getDimSize(kSeq)) ||
         knownDifferent(maskKeyExtent(mask), k.getDimSize(kSeq)))
-      return emitOpError("expects explicit_mask to cover this block's [Lq, "
-                         "Lkv] = [")
+      return op->emitOpError("expects explicit_mask to cover this block's "
+                             "[Lq, Lkv] = [")
              << sizeStr(q.getDimSize(kSeq)) << ", "
              << sizeStr(k.getDimSize(kSeq)) << "], got ["
              << sizeStr(maskQueryExtent(mask)) << ", "
              << sizeStr(maskKeyExtent(mask)) << "]";
   }
-  if (TypedValue<RankedTensorType> lse = getLse()) {
+  if (lseValue) {
     ArrayRef<int64_t> expected = q.getShape().drop_back();
-    RankedTensorType lseType = lse.getType();
+    auto lseType = cast<ShapedType>(lseValue.getType());
     bool matches = lseType.getRank() == 3 &&
                    llvm::all_of(llvm::seq<int64_t>(0, 3), [&](int64_t i) {
                      return !knownDifferent(lseType.getDimSize(i), expected[i]);
                    });
     if (!matches)
-      return emitOpError("expects the lse result to have shape [B, H, Lq] = [")
+      return op->emitOpError(
+                 "expects the lse result to have shape [B, H, Lq] = [")
              << sizeStr(expected[0]) << ", " << sizeStr(expected[1]) << ", "
              << sizeStr(expected[2]) << "], got " << lseType;
   }
   return success();
+}
+
+LogicalResult LocalAttentionOp::verify() {
+  return verifyLocalAttention(*this, getQuery().getType(), getKey().getType(),
+                              getValue().getType(), getOutput().getType(),
+                              getExplicitMask(), getLse());
 }
 
 namespace {
@@ -367,8 +371,7 @@ LogicalResult OffsetMaskOp::verify() {
 /// Rank, element type and range checks shared by all_gather and all_to_all:
 /// every dim but `changing` must match between input and result.
 static LogicalResult
-verifyReshapingCollective(Operation *op, RankedTensorType in,
-                          RankedTensorType out,
+verifyReshapingCollective(Operation *op, ShapedType in, ShapedType out,
                           ArrayRef<std::pair<StringRef, int64_t>> axes) {
   for (auto [name, axis] : axes)
     if (axis < 0 || axis >= in.getRank())
@@ -398,20 +401,27 @@ LogicalResult AllGatherOp::verify() {
                                    {{"gather_axis", getGatherAxis()}});
 }
 
+/// all_gather's rule that needs the group size P.
+static LogicalResult verifyAllGatherGroup(Operation *op, ShapedType in,
+                                          ShapedType out, int64_t axis,
+                                          int64_t groupSize) {
+  int64_t inDim = in.getDimSize(axis), outDim = out.getDimSize(axis);
+  if (isStatic(groupSize) && isStatic(inDim) &&
+      knownDifferent(outDim, groupSize * inDim))
+    return op->emitOpError("expects result dim ")
+           << axis << " to be P * input dim = " << groupSize << " * " << inDim
+           << " = " << groupSize * inDim << ", got " << outDim;
+  return success();
+}
+
 LogicalResult
 AllGatherOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   FailureOr<int64_t> groupSize =
       verifyGroup(*this, getGridAttr(), getGridAxes(), symbolTable);
   if (failed(groupSize))
     return failure();
-  int64_t in = getInput().getType().getDimSize(getGatherAxis());
-  int64_t out = getType().getDimSize(getGatherAxis());
-  if (isStatic(*groupSize) && isStatic(in) &&
-      knownDifferent(out, *groupSize * in))
-    return emitOpError("expects result dim ")
-           << getGatherAxis() << " to be P * input dim = " << *groupSize
-           << " * " << in << " = " << *groupSize * in << ", got " << out;
-  return success();
+  return verifyAllGatherGroup(*this, getInput().getType(), getType(),
+                              getGatherAxis(), *groupSize);
 }
 
 int64_t AllGatherOp::getGroupSize() { return lookupGroupSize(*this); }
@@ -428,38 +438,45 @@ LogicalResult AllToAllOp::verify() {
       {{"split_axis", getSplitAxis()}, {"concat_axis", getConcatAxis()}});
 }
 
-LogicalResult AllToAllOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  FailureOr<int64_t> groupSize =
-      verifyGroup(*this, getGridAttr(), getGridAxes(), symbolTable);
-  if (failed(groupSize) || !isStatic(*groupSize))
-    return failure(failed(groupSize));
-  int64_t p = *groupSize;
-  int64_t split = getSplitAxis(), concat = getConcatAxis();
-  RankedTensorType in = getInput().getType(), out = getType();
+/// all_to_all's rules that need the group size P.
+static LogicalResult verifyAllToAllGroup(Operation *op, ShapedType in,
+                                         ShapedType out, int64_t split,
+                                         int64_t concat, int64_t p) {
+  if (!isStatic(p))
+    return success();
   int64_t inSplit = in.getDimSize(split);
   if (isStatic(inSplit) && inSplit % p != 0)
-    return emitOpError("split_axis ")
+    return op->emitOpError("split_axis ")
            << split << " has size " << inSplit
            << ", which the group size P = " << p << " does not divide";
   if (split == concat) {
     if (knownDifferent(out.getDimSize(split), inSplit))
-      return emitOpError("expects result dim ")
+      return op->emitOpError("expects result dim ")
              << split << " (" << out.getDimSize(split)
              << ") to equal input dim (" << inSplit
              << ") when split_axis == concat_axis";
     return success();
   }
   if (isStatic(inSplit) && knownDifferent(out.getDimSize(split), inSplit / p))
-    return emitOpError("expects result dim ")
+    return op->emitOpError("expects result dim ")
            << split << " to be input dim / P = " << inSplit << " / " << p
            << " = " << inSplit / p << ", got " << out.getDimSize(split);
   int64_t inConcat = in.getDimSize(concat);
   if (isStatic(inConcat) &&
       knownDifferent(out.getDimSize(concat), inConcat * p))
-    return emitOpError("expects result dim ")
+    return op->emitOpError("expects result dim ")
            << concat << " to be input dim * P = " << inConcat << " * " << p
            << " = " << inConcat * p << ", got " << out.getDimSize(concat);
   return success();
+}
+
+LogicalResult AllToAllOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  FailureOr<int64_t> groupSize =
+      verifyGroup(*this, getGridAttr(), getGridAxes(), symbolTable);
+  if (failed(groupSize))
+    return failure();
+  return verifyAllToAllGroup(*this, getInput().getType(), getType(),
+                             getSplitAxis(), getConcatAxis(), *groupSize);
 }
 
 int64_t AllToAllOp::getGroupSize() { return lookupGroupSize(*this); }
@@ -515,3 +532,91 @@ LogicalResult MergeOp::verify() {
            << lse << " for outputs " << out;
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// Buffer forms: the tensor forms' rules applied to memref types
+//===----------------------------------------------------------------------===//
+
+LogicalResult BufferLocalAttentionOp::verify() {
+  return verifyLocalAttention(*this, getQuery().getType(), getKey().getType(),
+                              getValue().getType(), getOutput().getType(),
+                              getExplicitMask(), getLse());
+}
+
+LogicalResult BufferAllGatherOp::verify() {
+  return verifyReshapingCollective(*this, getInput().getType(),
+                                   getOutput().getType(),
+                                   {{"gather_axis", getGatherAxis()}});
+}
+
+LogicalResult
+BufferAllGatherOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  FailureOr<int64_t> groupSize =
+      verifyGroup(*this, getGridAttr(), getGridAxes(), symbolTable);
+  if (failed(groupSize))
+    return failure();
+  return verifyAllGatherGroup(*this, getInput().getType(),
+                              getOutput().getType(), getGatherAxis(),
+                              *groupSize);
+}
+
+int64_t BufferAllGatherOp::getGroupSize() { return lookupGroupSize(*this); }
+
+LogicalResult BufferAllToAllOp::verify() {
+  return verifyReshapingCollective(
+      *this, getInput().getType(), getOutput().getType(),
+      {{"split_axis", getSplitAxis()}, {"concat_axis", getConcatAxis()}});
+}
+
+LogicalResult
+BufferAllToAllOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  FailureOr<int64_t> groupSize =
+      verifyGroup(*this, getGridAttr(), getGridAxes(), symbolTable);
+  if (failed(groupSize))
+    return failure();
+  return verifyAllToAllGroup(*this, getInput().getType(),
+                             getOutput().getType(), getSplitAxis(),
+                             getConcatAxis(), *groupSize);
+}
+
+int64_t BufferAllToAllOp::getGroupSize() { return lookupGroupSize(*this); }
+
+/// exchange and shift move whole buffers: input and output shapes match.
+static LogicalResult verifySameShapeBuffers(Operation *op, ShapedType in,
+                                            ShapedType out) {
+  if (in.getElementType() != out.getElementType() ||
+      in.getRank() != out.getRank() ||
+      llvm::any_of(llvm::seq<int64_t>(0, in.getRank()), [&](int64_t d) {
+        return knownDifferent(in.getDimSize(d), out.getDimSize(d));
+      }))
+    return op->emitOpError("expects the output buffer to have the input's "
+                           "shape and element type, got ")
+           << out << " for input " << in;
+  return success();
+}
+
+LogicalResult BufferExchangeOp::verify() {
+  return verifySameShapeBuffers(*this, getInput().getType(),
+                                getOutput().getType());
+}
+
+LogicalResult
+BufferExchangeOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return failure(
+      failed(verifyGroup(*this, getGridAttr(), getGridAxes(), symbolTable)));
+}
+
+int64_t BufferExchangeOp::getGroupSize() { return lookupGroupSize(*this); }
+
+LogicalResult BufferShiftOp::verify() {
+  return verifySameShapeBuffers(*this, getInput().getType(),
+                                getOutput().getType());
+}
+
+LogicalResult
+BufferShiftOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return failure(
+      failed(verifyGroup(*this, getGridAttr(), getGridAxes(), symbolTable)));
+}
+
+int64_t BufferShiftOp::getGroupSize() { return lookupGroupSize(*this); }

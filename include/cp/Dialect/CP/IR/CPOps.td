@@ -309,4 +309,123 @@ def CP_MergeOp : CP_Op<"merge", [Pure,
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Buffer forms (produced by bufferization, consumed by lowerings)
+//===----------------------------------------------------------------------===//
+
+def CP_FloatMemRef : StridedMemRefOf<[F32, F16, BF16]>;
+def CP_MaskMemRef : StridedMemRefOf<[I1, F32, F16, BF16]>;
+
+def CP_BufferLocalAttentionOp : CP_Op<"buffer.local_attention",
+    [AttrSizedOperandSegments]> {
+  let summary = "cp.local_attention on buffers";
+  let description = [{
+    The bufferized form of `cp.local_attention`: reads `query`, `key`,
+    `value` (and `explicit_mask`) and writes the attention output into
+    `output` and, when present, the per-row log-sum-exp into `lse`. Shapes,
+    offsets, masks and numerics are those of `cp.local_attention`. Operands
+    may have any strided layout. `cp-lower-local-attention` lowers it to a
+    tiled online-softmax loop nest.
+
+    ```mlir
+    cp.buffer.local_attention %q, %k, %v offsets(%qo, %c0) into %o
+        mask = causal
+        : memref<1x8x64x32xf32>, memref<1x2x256x32xf32>,
+          memref<1x2x256x32xf32> into memref<1x8x64x32xf32>
+    ```
+  }];
+  let arguments = (ins
+    Arg<CP_FloatMemRef, "", [MemRead]>:$query,
+    Arg<CP_FloatMemRef, "", [MemRead]>:$key,
+    Arg<CP_FloatMemRef, "", [MemRead]>:$value,
+    Index:$q_offset,
+    Index:$kv_offset,
+    Arg<Optional<CP_MaskMemRef>, "", [MemRead]>:$explicit_mask,
+    Arg<CP_FloatMemRef, "", [MemWrite]>:$output,
+    Arg<Optional<StridedMemRefOf<[F32]>>, "", [MemWrite]>:$lse,
+    DefaultValuedAttr<CP_MaskAttr, "::mlir::cp::MaskKind::none">:$mask,
+    OptionalAttr<F32Attr>:$scale
+  );
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `offsets` `(` $q_offset `,` $kv_offset `)`
+    (`explicit_mask` $explicit_mask^)?
+    `into` $output (`,` $lse^)?
+    (`mask` `=` custom<MaskKeyword>($mask)^)?
+    (`scale` `=` $scale^)?
+    attr-dict `:` type($query) `,` type($key) `,` type($value)
+    (`,` type($explicit_mask)^)? `into` type($output) (`,` type($lse)^)?
+  }];
+  let hasVerifier = 1;
+}
+
+// A collective on buffers: reads `input`, writes `output`.
+class CP_BufferCollectiveOp<string mnemonic, string tensorForm,
+                            dag attrs, string attrSyntax>
+    : CP_GroupOp<"buffer." # mnemonic> {
+  let summary = tensorForm # " on buffers";
+  let arguments = !con((ins Arg<AnyStridedMemRef, "", [MemRead]>:$input,
+                            Arg<AnyStridedMemRef, "", [MemWrite]>:$output),
+                       groupArgs, attrs);
+  let assemblyFormat = "$input `into` $output `on` $grid `grid_axes` `=` "
+                       "$grid_axes " # attrSyntax #
+                       " attr-dict `:` type($input) `into` type($output)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = groupClassDeclaration;
+}
+
+def CP_BufferAllGatherOp : CP_BufferCollectiveOp<"all_gather", "cp.all_gather",
+    (ins I64Attr:$gather_axis), "`gather_axis` `=` $gather_axis"> {
+  let description = [{
+    The bufferized form of `cp.all_gather`: every process's `input`,
+    concatenated along `gather_axis` in group rank order, is written into
+    `output`. `convert-cp-to-mpi` lowers it to the runtime.
+
+    ```mlir
+    cp.buffer.all_gather %k into %kf on @cp grid_axes = [0] gather_axis = 2
+        : memref<1x2x64x32xf32> into memref<1x2x256x32xf32>
+    ```
+  }];
+}
+
+def CP_BufferAllToAllOp : CP_BufferCollectiveOp<"all_to_all", "cp.all_to_all",
+    (ins I64Attr:$split_axis, I64Attr:$concat_axis),
+    "`split_axis` `=` $split_axis `concat_axis` `=` $concat_axis"> {
+  let description = [{
+    The bufferized form of `cp.all_to_all`: `input` is split into P parts
+    along `split_axis`, part `j` goes to group rank `j`, and the received
+    parts are written into `output` concatenated along `concat_axis`.
+
+    ```mlir
+    cp.buffer.all_to_all %q into %qh on @cp grid_axes = [0] split_axis = 1
+        concat_axis = 2 : memref<1x8x64x32xf32> into memref<1x2x256x32xf32>
+    ```
+  }];
+}
+
+def CP_BufferExchangeOp : CP_BufferCollectiveOp<"exchange", "cp.exchange",
+    (ins CP_PartnerKind:$partner), "`partner` `=` $partner"> {
+  let description = [{
+    The bufferized form of `cp.exchange`: `input` goes to the partner and
+    the partner's input is written into `output` (same shape).
+
+    ```mlir
+    cp.buffer.exchange %t into %r on @cp grid_axes = [0] partner = mirror
+        : memref<1x8x32x32xf32> into memref<1x8x32x32xf32>
+    ```
+  }];
+}
+
+def CP_BufferShiftOp : CP_BufferCollectiveOp<"shift", "cp.shift",
+    (ins I64Attr:$offset), "`offset` `=` $offset"> {
+  let description = [{
+    The bufferized form of `cp.shift`: group rank `r` writes the `input` of
+    rank `(r - offset) mod P` into `output` (same shape).
+
+    ```mlir
+    cp.buffer.shift %k into %k1 on @cp grid_axes = [0] offset = 1
+        : memref<1x2x64x32xf32> into memref<1x2x64x32xf32>
+    ```
+  }];
+}
+
 #endif // CP_OPS_TD

@@ -59,4 +59,99 @@ def ApplySchemePass : Pass<"cp-apply-scheme", "ModuleOp"> {
   ];
 }
 
+def LowerLocalAttentionPass : Pass<"cp-lower-local-attention"> {
+  let summary = "Lower cp.buffer.local_attention to tiled online-softmax loops";
+  let description = [{
+    Rewrites every `cp.buffer.local_attention` into a flash-attention loop
+    nest in scf, vector, math and memref (docs/Lowering.md §2):
+
+    - `scf.parallel` over (batch, head, pair of query tiles); each pair is
+      tiles `t` and `T-1-t`, so causal work is balanced across iterations;
+    - per query tile, Q is packed transposed and pre-scaled into a scratch
+      buffer; scores are kept transposed (keys by rows, query rows as vector
+      lanes), so the online softmax is made of vertical vector ops;
+    - both contractions are register-blocked broadcast-FMA micro-kernels;
+    - for `causal` and `sliding_window`, only the key tiles a query tile can
+      see are visited, and the mask is applied only on tiles it cuts;
+      explicit masks are applied per tile;
+    - fully masked rows give 0 (and `lse = -inf`), never NaN; f16/bf16 are
+      read into f32 and the output is truncated once.
+
+    Scratch is `memref.alloca` in a `memref.alloca_scope` per parallel
+    iteration; no `Lq x Lkv` buffer is ever created.
+
+    ```mlir
+    cp.buffer.local_attention %q, %k, %v offsets(%qo, %c0) into %o mask = causal
+        : memref<1x8x64x32xf32>, memref<1x2x256x32xf32>,
+          memref<1x2x256x32xf32> into memref<1x8x64x32xf32>
+    // becomes
+    scf.parallel (%b, %h, %pair) = ... {
+      memref.alloca_scope {
+        %qt = memref.alloca() : memref<32x32xf32>    // D x tile-q
+        ...
+        scf.for %kt = %first to %last step %c1 { ... vector.fma ... }
+      }
+    }
+    ```
+  }];
+  let options = [
+    Option<"tileQ", "tile-q", "int64_t", /*default=*/"32",
+           "Query rows per tile (a multiple of vector-width * micro-vectors)">,
+    Option<"tileKv", "tile-kv", "int64_t", /*default=*/"64",
+           "Key/value rows per tile">,
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"8",
+           "f32 lanes per vector">,
+    Option<"microRows", "micro-rows", "int64_t", /*default=*/"4",
+           "Rows (keys, or value dims) per register block of the FMA kernels">,
+    Option<"microVectors", "micro-vectors", "int64_t", /*default=*/"2",
+           "Vectors of query lanes per register block of the FMA kernels">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
+def ApproximateMathPass : Pass<"cp-approximate-math"> {
+  let summary = "Replace f32 math functions with polynomial approximations";
+  let description = [{
+    Applies upstream MLIR's polynomial approximations to `math.exp`,
+    `math.log`, `math.tanh` and `math.erf` on f32 scalars and vectors, so
+    that the attention loops' `exp` stays in vector registers instead of
+    becoming one libm call per lane. The approximations are accurate to a
+    few ulp in f32.
+
+    ```mlir
+    %e = math.exp %x : vector<8xf32>
+    // becomes a range reduction, a polynomial and an exponent bit-shift in
+    // arith ops on vector<8xf32>
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
+def ExportCInterfacePass : Pass<"cp-export-c-interface", "ModuleOp"> {
+  let summary = "Give every public function a C-callable wrapper";
+  let description = [{
+    Sets `llvm.emit_c_interface` on every public `func.func` definition, so
+    that the LLVM lowering also emits `_mlir_ciface_<name>`, which takes
+    memref arguments as pointers to descriptors. This is the entry point
+    drivers (`cp-run-attention`, Python) call:
+
+    ```mlir
+    func.func @attention(%q: memref<1x8x64x32xf32>, ...)
+    // becomes
+    func.func @attention(%q: memref<1x8x64x32xf32>, ...)
+        attributes {llvm.emit_c_interface}
+    ```
+  }];
+}
+
 #endif // CP_DIALECT_CP_TRANSFORMS_PASSES_TD

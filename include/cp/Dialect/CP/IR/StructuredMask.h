@@ -1,0 +1,46 @@
+//===- StructuredMask.h - IR for #cp.mask predicates -------------*- C++ -*-===//
+//
+// The one statement, as IR builders, of what a structured mask allows: the
+// per-element predicate (used by cp.offset_mask's bufferization and the tiled
+// attention lowering) and the range of visible key positions of a query
+// block (used to skip tiles that are fully masked).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CP_DIALECT_CP_IR_STRUCTUREDMASK_H
+#define CP_DIALECT_CP_IR_STRUCTUREDMASK_H
+
+#include "cp/Dialect/CP/IR/CPDialect.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir {
+namespace cp {
+
+/// i1 (or vector of i1) that is true where `mask` lets the query at global
+/// position `qPos` see the key at global position `kPos`. Both are signless
+/// integers, index, or vectors of those, of one type. `mask` must not be
+/// `none` (which allows everything).
+Value buildMaskAllows(OpBuilder &b, Location loc, MaskAttr mask, Value qPos,
+                      Value kPos);
+
+/// A closed range [first, last] of global key positions, as index values; a
+/// null bound is unbounded on that side.
+struct KeyRange {
+  Value first;
+  Value last;
+};
+
+/// The keys that some query in the global rows [qFirst, qLast] may see under
+/// `mask`: keys outside are masked for every one of those queries.
+KeyRange buildVisibleKeyRange(OpBuilder &b, Location loc, MaskAttr mask,
+                              Value qFirst, Value qLast);
+
+/// The keys that every query in [qFirst, qLast] may see under `mask` (empty
+/// when first > last): a tile whose keys all lie there needs no masking.
+KeyRange buildFullyVisibleKeyRange(OpBuilder &b, Location loc, MaskAttr mask,
+                                   Value qFirst, Value qLast);
+
+} // namespace cp
+} // namespace mlir
+
+#endif // CP_DIALECT_CP_IR_STRUCTUREDMASK_H

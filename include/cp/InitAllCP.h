@@ -1,0 +1,38 @@
+//===- InitAllCP.h - register everything cp-mlir provides -------*- C++ -*-===//
+//
+// One call each to make the cp dialect (with its interface implementations)
+// and every cp pass and pipeline available to a tool: cp-opt, the mlir-opt
+// plugin, the C API, or a user's own driver.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CP_INITALLCP_H
+#define CP_INITALLCP_H
+
+#include "cp/Conversion/Passes.h"
+#include "cp/Dialect/CP/IR/CPDialect.h"
+#include "cp/Dialect/CP/Transforms/BufferizableOpInterfaceImpl.h"
+#include "cp/Dialect/CP/Transforms/Passes.h"
+#include "cp/Pipelines/Pipelines.h"
+#include "mlir/IR/DialectRegistry.h"
+
+namespace mlir {
+namespace cp {
+
+/// The cp dialect and the external models it promises (bufferization).
+inline void registerAllDialects(DialectRegistry &registry) {
+  registry.insert<CPDialect>();
+  registerBufferizableOpInterfaceExternalModels(registry);
+}
+
+/// cp passes, conversions and pipelines.
+inline void registerAllPasses() {
+  registerCPPasses();
+  registerCPConversionPasses();
+  registerCPPipelines();
+}
+
+} // namespace cp
+} // namespace mlir
+
+#endif // CP_INITALLCP_H

@@ -1,0 +1,37 @@
+//===- ApproximateMath.cpp - polynomial f32 math functions ----------------===//
+//
+// Implements cp-approximate-math over upstream's polynomial approximation
+// patterns, so vector exp/log never scalarize into libm calls.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cp/Dialect/CP/Transforms/Passes.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir {
+namespace cp {
+#define GEN_PASS_DEF_APPROXIMATEMATHPASS
+#include "cp/Dialect/CP/Transforms/Passes.h.inc"
+} // namespace cp
+} // namespace mlir
+
+using namespace mlir;
+
+namespace {
+struct ApproximateMathPass
+    : public cp::impl::ApproximateMathPassBase<ApproximateMathPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateMathPolynomialApproximationPatterns(
+        patterns, [](StringRef name) {
+          return name == "exp" || name == "log" || name == "tanh" ||
+                 name == "erf";
+        });
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+} // namespace

@@ -1,0 +1,508 @@
+//===- LowerLocalAttention.cpp - tiled online-softmax attention -----------===//
+//
+// Implements cp-lower-local-attention: cp.buffer.local_attention becomes a
+// flash-attention loop nest in scf/vector/math/memref. The algorithm and
+// the reasons for its shape are in docs/Lowering.md §2.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cp/Dialect/CP/IR/CPOps.h"
+#include "cp/Dialect/CP/IR/StructuredMask.h"
+#include "cp/Dialect/CP/Transforms/Passes.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir {
+namespace cp {
+#define GEN_PASS_DEF_LOWERLOCALATTENTIONPASS
+#include "cp/Dialect/CP/Transforms/Passes.h.inc"
+} // namespace cp
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::cp;
+
+namespace {
+
+struct TileSizes {
+  int64_t tileQ, tileKv, vectorWidth, microRows, microVectors;
+};
+
+/// Per-parallel-iteration scratch, all f32: packed queries Qt [D, Tq],
+/// transposed scores St [Tk, Tq], transposed accumulator Acc [Dv, Tq], and
+/// the running max M and sum L [Tq].
+struct Scratch {
+  Value qt, st, acc, rowMax, rowSum;
+};
+
+/// Builds the loop nest replacing one cp.buffer.local_attention.
+class AttentionLowering {
+public:
+  AttentionLowering(BufferLocalAttentionOp op, const TileSizes &sizes)
+      : op(op), b(op), loc(op.getLoc()), t(sizes),
+        f32(Float32Type::get(op.getContext())),
+        lanes(VectorType::get({sizes.vectorWidth}, f32)) {}
+
+  void build();
+
+private:
+  // Constants and small arithmetic.
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value f32Const(double v) {
+    return arith::ConstantOp::create(b, loc, f32, b.getF32FloatAttr(v));
+  }
+  Value splat(Value scalar) {
+    return vector::BroadcastOp::create(b, loc, lanes, scalar);
+  }
+  Value vecConst(double v) { return splat(f32Const(v)); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value minIdx(Value x, Value y) {
+    return arith::MinSIOp::create(b, loc, x, y);
+  }
+  Value maxIdx(Value x, Value y) {
+    return arith::MaxSIOp::create(b, loc, x, y);
+  }
+  Value dim(Value memref, int64_t d) {
+    return memref::DimOp::create(b, loc, memref, d);
+  }
+
+  /// Scalar load converted to f32 (operands may be f16/bf16).
+  Value loadF32(Value memref, ValueRange indices) {
+    Value v = memref::LoadOp::create(b, loc, memref, indices);
+    return v.getType() == f32 ? v : arith::ExtFOp::create(b, loc, f32, v);
+  }
+  Value loadLanes(Value memref, ValueRange indices) {
+    return vector::LoadOp::create(b, loc, lanes, memref, indices);
+  }
+  void storeLanes(Value v, Value memref, ValueRange indices) {
+    vector::StoreOp::create(b, loc, v, memref, indices);
+  }
+
+  /// scf.for over [lb, ub) step `step`; `body` returns the yielded values.
+  ValueRange loop(Value lb, Value ub, Value step, ValueRange init,
+                  function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+    auto forOp = scf::ForOp::create(
+        b, loc, lb, ub, step, init,
+        [&](OpBuilder &, Location, Value iv, ValueRange args) {
+          scf::YieldOp::create(b, loc, body(iv, args));
+        });
+    return forOp.getResults();
+  }
+  void loop(Value lb, Value ub, int64_t step, function_ref<void(Value)> body) {
+    loop(lb, ub, idx(step), {}, [&](Value iv, ValueRange) {
+      body(iv);
+      return SmallVector<Value>{};
+    });
+  }
+
+  /// Calls `block(r0, rows)` for consecutive row blocks of [begin, end):
+  /// blocks of `microRows` rows, then single rows for the remainder.
+  void forRowBlocks(Value begin, Value end,
+                    function_ref<void(Value, int64_t)> block);
+
+  /// C[r0 + r, lanes] (+)= sum_k A(r0 + r, k) * B(k, lanes) for `rows` rows
+  /// and every block of `microVectors` lane vectors of the tile, with the
+  /// accumulators in registers. `a` gives a scalar, `bRow` the memref row
+  /// of B; C starts at zero unless `accumulate`.
+  void broadcastFmaKernel(Value c, Value r0, int64_t rows, Value kCount,
+                          function_ref<Value(Value r, Value k)> a, Value bMat,
+                          bool accumulate);
+
+  void emitQueryTile(Value batch, Value head, Value kvHead, Value tile,
+                     const Scratch &s);
+  void packQueries(Value batch, Value head, Value q0, Value validQ,
+                   const Scratch &s);
+  void applyStructuredMask(Value qBase, Value k0, Value rowsInTile,
+                           const Scratch &s);
+  void applyExplicitMask(Value batch, Value head, Value q0, Value validQ,
+                         Value k0, Value rowsInTile, const Scratch &s);
+  void updateSoftmax(Value rowsInTile, const Scratch &s);
+  void writeOutputs(Value batch, Value head, Value q0, Value validQ,
+                    const Scratch &s);
+
+  BufferLocalAttentionOp op;
+  OpBuilder b;
+  Location loc;
+  TileSizes t;
+  Type f32;
+  VectorType lanes;
+  // Sizes and scalars of the op, set by build().
+  Value lq, lkv, headDim, valueDim, scale, kvGroup;
+  Value negInf;
+};
+
+void AttentionLowering::forRowBlocks(
+    Value begin, Value end, function_ref<void(Value, int64_t)> block) {
+  int64_t mr = t.microRows;
+  Value fullEnd = end;
+  if (mr > 1) {
+    Value count = sub(end, begin);
+    Value full = mul(arith::DivUIOp::create(b, loc, count, idx(mr)), idx(mr));
+    fullEnd = add(begin, full);
+  }
+  loop(begin, fullEnd, mr, [&](Value r0) { block(r0, mr); });
+  if (mr > 1)
+    loop(fullEnd, end, 1, [&](Value r0) { block(r0, 1); });
+}
+
+void AttentionLowering::broadcastFmaKernel(
+    Value c, Value r0, int64_t rows, Value kCount,
+    function_ref<Value(Value r, Value k)> a, Value bMat, bool accumulate) {
+  int64_t vw = t.vectorWidth, nv = t.microVectors;
+  loop(idx(0), idx(t.tileQ), vw * nv, [&](Value lane0) {
+    SmallVector<Value> laneIdx, rowIdx, init;
+    for (int64_t v = 0; v < nv; ++v)
+      laneIdx.push_back(add(lane0, idx(v * vw)));
+    for (int64_t r = 0; r < rows; ++r)
+      rowIdx.push_back(add(r0, idx(r)));
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t v = 0; v < nv; ++v)
+        init.push_back(accumulate ? loadLanes(c, {rowIdx[r], laneIdx[v]})
+                                  : vecConst(0.0));
+    ValueRange result = loop(
+        idx(0), kCount, idx(1), init, [&](Value k, ValueRange acc) {
+          SmallVector<Value> bVec, next;
+          for (int64_t v = 0; v < nv; ++v)
+            bVec.push_back(loadLanes(bMat, {k, laneIdx[v]}));
+          for (int64_t r = 0; r < rows; ++r) {
+            Value aVec = splat(a(rowIdx[r], k));
+            for (int64_t v = 0; v < nv; ++v)
+              next.push_back(vector::FMAOp::create(b, loc, aVec, bVec[v],
+                                                   acc[r * nv + v]));
+          }
+          return next;
+        });
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t v = 0; v < nv; ++v)
+        storeLanes(result[r * nv + v], c, {rowIdx[r], laneIdx[v]});
+  });
+}
+
+void AttentionLowering::packQueries(Value batch, Value head, Value q0,
+                                    Value validQ, const Scratch &s) {
+  // Lanes past the last query row stay 0: their scores are never stored.
+  Value zero = vecConst(0.0);
+  loop(idx(0), headDim, 1, [&](Value d) {
+    loop(idx(0), idx(t.tileQ), t.vectorWidth,
+         [&](Value i) { storeLanes(zero, s.qt, {d, i}); });
+  });
+  loop(idx(0), validQ, 1, [&](Value i) {
+    Value row = add(q0, i);
+    loop(idx(0), headDim, 1, [&](Value d) {
+      Value x = loadF32(op.getQuery(), {batch, head, row, d});
+      memref::StoreOp::create(b, loc, arith::MulFOp::create(b, loc, x, scale),
+                              s.qt, ValueRange{d, i});
+    });
+  });
+}
+
+void AttentionLowering::applyStructuredMask(Value qBase, Value k0,
+                                            Value rowsInTile,
+                                            const Scratch &s) {
+  int64_t vw = t.vectorWidth;
+  auto indexLanes = VectorType::get({vw}, b.getIndexType());
+  SmallVector<Attribute> steps;
+  for (int64_t l = 0; l < vw; ++l)
+    steps.push_back(b.getIndexAttr(l));
+  Value iota = arith::ConstantOp::create(
+      b, loc, indexLanes, DenseElementsAttr::get(indexLanes, steps));
+  Value negInfLanes = splat(negInf);
+  loop(idx(0), rowsInTile, 1, [&](Value j) {
+    Value kPos = vector::BroadcastOp::create(b, loc, indexLanes, add(k0, j));
+    loop(idx(0), idx(t.tileQ), vw, [&](Value i) {
+      Value qPos = arith::AddIOp::create(
+          b, loc,
+          vector::BroadcastOp::create(b, loc, indexLanes, add(qBase, i)),
+          iota);
+      Value allowed = buildMaskAllows(b, loc, op.getMask(), qPos, kPos);
+      Value score = loadLanes(s.st, {j, i});
+      storeLanes(arith::SelectOp::create(b, loc, allowed, score, negInfLanes),
+                 s.st, {j, i});
+    });
+  });
+}
+
+void AttentionLowering::applyExplicitMask(Value batch, Value head, Value q0,
+                                          Value validQ, Value k0,
+                                          Value rowsInTile, const Scratch &s) {
+  Value mask = op.getExplicitMask();
+  auto maskType = cast<MemRefType>(mask.getType());
+  int64_t rank = maskType.getRank();
+  // A batch or head extent of 1 is broadcast.
+  auto broadcastIndex = [&](int64_t d, Value i) {
+    Value isOne = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                        dim(mask, d), idx(1));
+    return arith::SelectOp::create(b, loc, isOne, idx(0), i).getResult();
+  };
+  SmallVector<Value> lead;
+  if (rank == 4)
+    lead = {broadcastIndex(0, batch), broadcastIndex(1, head)};
+  bool isBool = maskType.getElementType().isInteger(1);
+  loop(idx(0), rowsInTile, 1, [&](Value j) {
+    loop(idx(0), validQ, 1, [&](Value i) {
+      SmallVector<Value> at(lead);
+      at.append({add(q0, i), add(k0, j)});
+      Value score = memref::LoadOp::create(b, loc, s.st, ValueRange{j, i});
+      Value masked;
+      if (isBool) {
+        Value allowed = memref::LoadOp::create(b, loc, mask, at);
+        masked = arith::SelectOp::create(b, loc, allowed, score, negInf);
+      } else {
+        masked = arith::AddFOp::create(b, loc, score, loadF32(mask, at));
+      }
+      memref::StoreOp::create(b, loc, masked, s.st, ValueRange{j, i});
+    });
+  });
+}
+
+void AttentionLowering::updateSoftmax(Value rowsInTile, const Scratch &s) {
+  Value zero = vecConst(0.0), negInfLanes = splat(negInf);
+  loop(idx(0), idx(t.tileQ), t.vectorWidth, [&](Value i) {
+    Value oldMax = loadLanes(s.rowMax, {i});
+    Value newMax = loop(idx(0), rowsInTile, idx(1), {oldMax},
+                        [&](Value j, ValueRange m) -> SmallVector<Value> {
+                          return {arith::MaximumFOp::create(
+                              b, loc, m[0], loadLanes(s.st, {j, i}))};
+                        })[0];
+    // While a row has seen only masked scores its max is -inf; use 0 so
+    // that exp(-inf - 0) = 0 rather than exp(-inf + inf) = NaN.
+    Value isNegInf = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                           newMax, negInfLanes);
+    Value safeMax = arith::SelectOp::create(b, loc, isNegInf, zero, newMax);
+    Value alpha = math::ExpOp::create(
+        b, loc, arith::SubFOp::create(b, loc, oldMax, safeMax));
+    Value sum = loop(idx(0), rowsInTile, idx(1), {zero},
+                     [&](Value j, ValueRange acc) -> SmallVector<Value> {
+                       Value p = math::ExpOp::create(
+                           b, loc,
+                           arith::SubFOp::create(b, loc,
+                                                 loadLanes(s.st, {j, i}),
+                                                 safeMax));
+                       storeLanes(p, s.st, {j, i});
+                       return {arith::AddFOp::create(b, loc, acc[0], p)};
+                     })[0];
+    Value oldSum = loadLanes(s.rowSum, {i});
+    storeLanes(vector::FMAOp::create(b, loc, oldSum, alpha, sum), s.rowSum,
+               {i});
+    storeLanes(newMax, s.rowMax, {i});
+    loop(idx(0), valueDim, 1, [&](Value dv) {
+      Value acc = loadLanes(s.acc, {dv, i});
+      storeLanes(arith::MulFOp::create(b, loc, acc, alpha), s.acc, {dv, i});
+    });
+  });
+}
+
+void AttentionLowering::writeOutputs(Value batch, Value head, Value q0,
+                                     Value validQ, const Scratch &s) {
+  Type outElt = op.getOutput().getType().getElementType();
+  Value zero = f32Const(0.0), one = f32Const(1.0);
+  loop(idx(0), validQ, 1, [&](Value i) {
+    Value sum = memref::LoadOp::create(b, loc, s.rowSum, ValueRange{i});
+    Value seen =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, sum, zero);
+    Value inv = arith::SelectOp::create(
+        b, loc, seen, arith::DivFOp::create(b, loc, one, sum), zero);
+    Value row = add(q0, i);
+    loop(idx(0), valueDim, 1, [&](Value dv) {
+      Value acc = memref::LoadOp::create(b, loc, s.acc, ValueRange{dv, i});
+      Value out = arith::MulFOp::create(b, loc, acc, inv);
+      if (outElt != f32)
+        out = arith::TruncFOp::create(b, loc, outElt, out);
+      memref::StoreOp::create(b, loc, out, op.getOutput(),
+                              ValueRange{batch, head, row, dv});
+    });
+    if (Value lse = op.getLse()) {
+      Value max = memref::LoadOp::create(b, loc, s.rowMax, ValueRange{i});
+      Value logSum = arith::AddFOp::create(
+          b, loc, max,
+          math::LogOp::create(b, loc, arith::SelectOp::create(b, loc, seen, sum, one)));
+      memref::StoreOp::create(
+          b, loc, arith::SelectOp::create(b, loc, seen, logSum, negInf), lse,
+          ValueRange{batch, head, row});
+    }
+  });
+}
+
+void AttentionLowering::emitQueryTile(Value batch, Value head, Value kvHead,
+                                      Value tile, const Scratch &s) {
+  Value q0 = mul(tile, idx(t.tileQ));
+  Value validQ = minIdx(idx(t.tileQ), sub(lq, q0));
+  packQueries(batch, head, q0, validQ, s);
+  Value negInfLanes = splat(negInf), zero = vecConst(0.0);
+  loop(idx(0), idx(t.tileQ), t.vectorWidth, [&](Value i) {
+    storeLanes(negInfLanes, s.rowMax, {i});
+    storeLanes(zero, s.rowSum, {i});
+    loop(idx(0), valueDim, 1,
+         [&](Value dv) { storeLanes(zero, s.acc, {dv, i}); });
+  });
+
+  // Key tiles this query tile can see, and the keys it sees in full.
+  MaskAttr mask = op.getMask();
+  Value qFirst = add(op.getQOffset(), q0);
+  Value qLast = sub(add(qFirst, validQ), idx(1));
+  Value kvOffset = op.getKvOffset();
+  Value tileKv = idx(t.tileKv);
+  Value firstTile = idx(0);
+  Value endTile = arith::CeilDivUIOp::create(b, loc, lkv, tileKv);
+  KeyRange full;
+  if (!mask.isNone()) {
+    KeyRange visible = buildVisibleKeyRange(b, loc, mask, qFirst, qLast);
+    Value lo = visible.first ? maxIdx(idx(0), sub(visible.first, kvOffset))
+                             : idx(0);
+    Value hi = minIdx(lkv, add(sub(visible.last, kvOffset), idx(1)));
+    firstTile = arith::DivUIOp::create(b, loc, lo, tileKv);
+    Value any =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, hi, lo);
+    endTile = arith::SelectOp::create(
+        b, loc, any, arith::CeilDivSIOp::create(b, loc, hi, tileKv), firstTile);
+    full = buildFullyVisibleKeyRange(b, loc, mask, qFirst, qLast);
+  }
+
+  loop(firstTile, endTile, 1, [&](Value kt) {
+    Value k0 = mul(kt, tileKv);
+    Value rows = minIdx(tileKv, sub(lkv, k0));
+    // St = K[k0 : k0 + rows] . Qt
+    forRowBlocks(idx(0), rows, [&](Value j0, int64_t count) {
+      broadcastFmaKernel(
+          s.st, j0, count, headDim,
+          [&](Value j, Value d) {
+            return loadF32(op.getKey(), {batch, kvHead, add(k0, j), d});
+          },
+          s.qt, /*accumulate=*/false);
+    });
+    if (!mask.isNone()) {
+      Value kFirst = add(kvOffset, k0);
+      Value kLast = sub(add(kFirst, rows), idx(1));
+      Value cut = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
+                                        kLast, full.last);
+      if (full.first)
+        cut = arith::OrIOp::create(
+            b, loc, cut,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, kFirst,
+                                  full.first));
+      scf::IfOp::create(b, loc, cut, [&](OpBuilder &, Location) {
+        applyStructuredMask(qFirst, kFirst, rows, s);
+        scf::YieldOp::create(b, loc);
+      });
+    }
+    if (op.getExplicitMask())
+      applyExplicitMask(batch, head, q0, validQ, k0, rows, s);
+    updateSoftmax(rows, s);
+    // Acc += V[k0 : k0 + rows]^T . Pt
+    forRowBlocks(idx(0), valueDim, [&](Value dv0, int64_t count) {
+      broadcastFmaKernel(
+          s.acc, dv0, count, rows,
+          [&](Value dv, Value j) {
+            return loadF32(op.getValue(), {batch, kvHead, add(k0, j), dv});
+          },
+          s.st, /*accumulate=*/true);
+    });
+  });
+  writeOutputs(batch, head, q0, validQ, s);
+}
+
+void AttentionLowering::build() {
+  Value query = op.getQuery();
+  lq = dim(query, 2);
+  headDim = dim(query, 3);
+  lkv = dim(op.getKey(), 2);
+  valueDim = dim(op.getValue(), 3);
+  kvGroup = arith::DivUIOp::create(b, loc, dim(query, 1), dim(op.getKey(), 1));
+  negInf = f32Const(-std::numeric_limits<double>::infinity());
+  if (FloatAttr scaleAttr = op.getScaleAttr()) {
+    scale = f32Const(scaleAttr.getValueAsDouble());
+  } else {
+    Value d = arith::IndexCastOp::create(b, loc, b.getI64Type(), headDim);
+    scale = math::RsqrtOp::create(
+        b, loc, arith::SIToFPOp::create(b, loc, f32, d));
+  }
+
+  Value tiles = arith::CeilDivUIOp::create(b, loc, lq, idx(t.tileQ));
+  Value pairs = arith::CeilDivUIOp::create(b, loc, tiles, idx(2));
+  Value one = idx(1);
+  scf::ParallelOp::create(
+      b, loc, ValueRange{idx(0), idx(0), idx(0)},
+      ValueRange{dim(query, 0), dim(query, 1), pairs}, ValueRange{one, one, one},
+      [&](OpBuilder &, Location, ValueRange ivs) {
+        Value batch = ivs[0], head = ivs[1], pair = ivs[2];
+        auto scope = memref::AllocaScopeOp::create(b, loc, TypeRange{});
+        Block *body = b.createBlock(&scope.getBodyRegion());
+        b.setInsertionPointToStart(body);
+        auto alignment = b.getI64IntegerAttr(64);
+        auto matrix = [&](Value rows, int64_t staticRows) {
+          if (staticRows != ShapedType::kDynamic)
+            return memref::AllocaOp::create(
+                       b, loc, MemRefType::get({staticRows, t.tileQ}, f32),
+                       alignment)
+                .getResult();
+          return memref::AllocaOp::create(
+                     b, loc,
+                     MemRefType::get({ShapedType::kDynamic, t.tileQ}, f32),
+                     ValueRange{rows}, alignment)
+              .getResult();
+        };
+        auto staticDim = [](Value memref, int64_t d) {
+          return cast<MemRefType>(memref.getType()).getDimSize(d);
+        };
+        Scratch s;
+        s.qt = matrix(headDim, staticDim(query, 3));
+        s.st = matrix(Value(), t.tileKv);
+        s.acc = matrix(valueDim, staticDim(op.getValue(), 3));
+        s.rowMax = memref::AllocaOp::create(
+            b, loc, MemRefType::get({t.tileQ}, f32), alignment);
+        s.rowSum = memref::AllocaOp::create(
+            b, loc, MemRefType::get({t.tileQ}, f32), alignment);
+        Value kvHead = arith::DivUIOp::create(b, loc, head, kvGroup);
+        // Tiles `pair` and `tiles - 1 - pair`; one tile when they coincide.
+        Value mirror = sub(sub(tiles, one), pair);
+        Value distinct = arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::ne, mirror, pair);
+        Value count = arith::SelectOp::create(b, loc, distinct, idx(2), one);
+        loop(idx(0), count, 1, [&](Value k) {
+          Value isFirst = arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::eq, k, idx(0));
+          Value tile = arith::SelectOp::create(b, loc, isFirst, pair, mirror);
+          emitQueryTile(batch, head, kvHead, tile, s);
+        });
+        memref::AllocaScopeReturnOp::create(b, loc, ValueRange{});
+      });
+}
+
+struct LowerLocalAttentionPass
+    : public cp::impl::LowerLocalAttentionPassBase<LowerLocalAttentionPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    TileSizes sizes{tileQ, tileKv, vectorWidth, microRows, microVectors};
+    if (sizes.tileQ <= 0 || sizes.tileKv <= 0 || sizes.vectorWidth <= 0 ||
+        sizes.microRows <= 0 || sizes.microVectors <= 0) {
+      getOperation()->emitError("cp-lower-local-attention: tile-q, tile-kv, "
+                                "vector-width, micro-rows and micro-vectors "
+                                "must be positive");
+      return signalPassFailure();
+    }
+    int64_t block = sizes.vectorWidth * sizes.microVectors;
+    if (sizes.tileQ % block != 0) {
+      getOperation()->emitError("cp-lower-local-attention: tile-q (")
+          << sizes.tileQ << ") must be a multiple of vector-width * "
+          << "micro-vectors (" << sizes.vectorWidth << " * "
+          << sizes.microVectors << " = " << block << ")";
+      return signalPassFailure();
+    }
+    SmallVector<BufferLocalAttentionOp> ops;
+    getOperation()->walk([&](BufferLocalAttentionOp op) { ops.push_back(op); });
+    for (BufferLocalAttentionOp op : ops) {
+      AttentionLowering(op, sizes).build();
+      op.erase();
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,552 @@
+//===- cp-run-attention.cpp - run compiled attention on MPI ranks ---------===//
+//
+// The numeric check of compiled cp programs. For one attention shape and a
+// list of cases (mask kinds), it either prints the cp IR of one function
+// per case (--emit-mlir), or loads a shared object compiled from that IR
+// (--lib) and, on every rank: builds the same deterministic global Q, K, V
+// and masks, takes this rank's contiguous shard, calls the compiled
+// function, and compares with the plain full attention of
+// ReferenceAttention.h in double precision. Rank 0 prints one line per case
+// with the max abs error over all ranks, the wall time and the bytes each
+// rank sent (libcp_runtime's counters).
+//
+//===----------------------------------------------------------------------===//
+
+#include "ReferenceAttention.h"
+#include "cp/Runtime/cp_runtime.h"
+
+#include <mpi.h>
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Configuration
+//===----------------------------------------------------------------------===//
+
+enum class ElementType { f32, f16, bf16 };
+
+/// How one case masks attention: a structured mask on the op, and an
+/// explicit mask operand given with the global or the local query extent.
+struct Case {
+  std::string name;
+  std::string structured = "none"; // none, causal, window
+  int64_t window = 0;
+  enum class Explicit { none, globalBool, localBool, globalBias } explicitMask =
+      Explicit::none;
+};
+
+struct Config {
+  int64_t p = 1, batch = 1, heads = 8, kvHeads = 2, seq = 64, headDim = 16,
+          valueDim = 16;
+  ElementType type = ElementType::f32;
+  std::vector<Case> cases;
+  std::string lib, scheme;
+  bool emitMlir = false;
+  std::optional<double> tolerance;
+  std::optional<int64_t> expectBytes;
+  int repeat = 1;
+
+  int64_t localLen() const { return seq / p; }
+  const char *typeName() const {
+    return type == ElementType::f32 ? "f32"
+                                    : type == ElementType::f16 ? "f16" : "bf16";
+  }
+  /// Max abs error allowed: f32 arithmetic, plus one rounding of the output
+  /// to the storage type (|O| <= max |V| = 1).
+  double defaultTolerance() const {
+    return type == ElementType::f32 ? 1e-5
+                                    : type == ElementType::f16 ? 1e-3 : 8e-3;
+  }
+};
+
+[[noreturn]] void usageError(const std::string &message) {
+  std::fprintf(stderr, "cp-run-attention: %s\n", message.c_str());
+  std::fprintf(
+      stderr,
+      "usage: cp-run-attention --P N --B N --H N --Hkv N --S N --D N --Dv N\n"
+      "         [--dtype f32|f16|bf16] --case NAME=MASK [--case ...]\n"
+      "         (--emit-mlir [--scheme S] | --lib FILE.so [--tol X]\n"
+      "          [--expect-bytes N] [--repeat N])\n"
+      "  MASK: none | causal | window:W, optionally +explicit-global,\n"
+      "        +explicit-local or +bias-global (e.g. causal+explicit-global)\n");
+  std::exit(2);
+}
+
+Case parseCase(const std::string &text) {
+  size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0)
+    usageError("--case expects NAME=MASK, got '" + text + "'");
+  Case c;
+  c.name = text.substr(0, eq);
+  std::stringstream parts(text.substr(eq + 1));
+  std::string part;
+  while (std::getline(parts, part, '+')) {
+    if (part == "none" || part == "causal") {
+      c.structured = part;
+    } else if (part.rfind("window:", 0) == 0) {
+      c.structured = "window";
+      c.window = std::atoll(part.c_str() + 7);
+      if (c.window <= 0)
+        usageError("window:W needs W > 0 in '" + text + "'");
+    } else if (part == "explicit-global") {
+      c.explicitMask = Case::Explicit::globalBool;
+    } else if (part == "explicit-local") {
+      c.explicitMask = Case::Explicit::localBool;
+    } else if (part == "bias-global") {
+      c.explicitMask = Case::Explicit::globalBias;
+    } else {
+      usageError("unknown mask part '" + part + "' in '" + text + "'");
+    }
+  }
+  return c;
+}
+
+Config parseArgs(int argc, char **argv) {
+  Config c;
+  auto number = [&](int &i) {
+    if (i + 1 >= argc)
+      usageError(std::string(argv[i]) + " needs a value");
+    return std::atoll(argv[++i]);
+  };
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--P") c.p = number(i);
+    else if (a == "--B") c.batch = number(i);
+    else if (a == "--H") c.heads = number(i);
+    else if (a == "--Hkv") c.kvHeads = number(i);
+    else if (a == "--S") c.seq = number(i);
+    else if (a == "--D") c.headDim = number(i);
+    else if (a == "--Dv") c.valueDim = number(i);
+    else if (a == "--repeat") c.repeat = static_cast<int>(number(i));
+    else if (a == "--expect-bytes") c.expectBytes = number(i);
+    else if (a == "--emit-mlir") c.emitMlir = true;
+    else if (a == "--case" && i + 1 < argc) c.cases.push_back(parseCase(argv[++i]));
+    else if (a == "--lib" && i + 1 < argc) c.lib = argv[++i];
+    else if (a == "--scheme" && i + 1 < argc) c.scheme = argv[++i];
+    else if (a == "--tol" && i + 1 < argc) c.tolerance = std::atof(argv[++i]);
+    else if (a == "--dtype" && i + 1 < argc) {
+      std::string t = argv[++i];
+      if (t == "f32") c.type = ElementType::f32;
+      else if (t == "f16") c.type = ElementType::f16;
+      else if (t == "bf16") c.type = ElementType::bf16;
+      else usageError("--dtype must be f32, f16 or bf16, got '" + t + "'");
+    } else usageError("unknown or incomplete argument '" + a + "'");
+  }
+  if (c.cases.empty())
+    usageError("give at least one --case");
+  if (c.p <= 0 || c.seq % c.p != 0)
+    usageError("--S (" + std::to_string(c.seq) + ") must be a multiple of --P (" +
+               std::to_string(c.p) + ")");
+  if (c.kvHeads <= 0 || c.heads % c.kvHeads != 0)
+    usageError("--H must be a multiple of --Hkv");
+  if (!c.emitMlir && c.lib.empty())
+    usageError("give --emit-mlir or --lib");
+  return c;
+}
+
+//===----------------------------------------------------------------------===//
+// IR emission
+//===----------------------------------------------------------------------===//
+
+std::string tensorType(const std::vector<int64_t> &shape, const char *type) {
+  std::string s = "tensor<";
+  for (int64_t d : shape)
+    s += std::to_string(d) + "x";
+  return s + type + ">";
+}
+
+std::vector<int64_t> maskShape(const Config &c, Case::Explicit kind) {
+  switch (kind) {
+  case Case::Explicit::globalBool:
+    return {1, c.heads, c.seq, c.seq};
+  case Case::Explicit::localBool:
+    return {c.localLen(), c.seq};
+  case Case::Explicit::globalBias:
+    return {c.seq, c.seq};
+  case Case::Explicit::none:
+    break;
+  }
+  return {};
+}
+
+void emitMlir(const Config &c) {
+  const char *t = c.typeName();
+  int64_t l = c.localLen();
+  std::string q = tensorType({c.batch, c.heads, l, c.headDim}, t);
+  std::string k = tensorType({c.batch, c.kvHeads, l, c.headDim}, t);
+  std::string v = tensorType({c.batch, c.kvHeads, l, c.valueDim}, t);
+  std::string o = tensorType({c.batch, c.heads, l, c.valueDim}, t);
+  std::printf("// cp-run-attention: B=%" PRId64 " H=%" PRId64 " Hkv=%" PRId64
+              " S=%" PRId64 " D=%" PRId64 " Dv=%" PRId64 " P=%" PRId64 " %s\n",
+              c.batch, c.heads, c.kvHeads, c.seq, c.headDim, c.valueDim, c.p, t);
+  std::printf("shard.grid @cp(shape = %" PRId64 ")\n", c.p);
+  for (const Case &cs : c.cases) {
+    std::string maskArg, maskOperand, maskTypeSuffix;
+    if (cs.explicitMask != Case::Explicit::none) {
+      std::string mt = tensorType(
+          maskShape(c, cs.explicitMask),
+          cs.explicitMask == Case::Explicit::globalBias ? t : "i1");
+      maskArg = ", %m: " + mt;
+      maskOperand = " explicit_mask %m";
+      maskTypeSuffix = ", " + mt;
+    }
+    std::string structured;
+    if (cs.structured == "causal")
+      structured = " mask = causal";
+    else if (cs.structured == "window")
+      structured = " mask = sliding_window(" + std::to_string(cs.window) + ")";
+    std::string scheme = c.scheme.empty() ? "" : " scheme = " + c.scheme;
+    std::printf("func.func @%s(%%q: %s, %%k: %s, %%v: %s%s) -> %s {\n"
+                "  %%o = cp.attention %%q, %%k, %%v%s on @cp grid_axes = [0]%s%s\n"
+                "      : %s, %s, %s%s -> %s\n"
+                "  return %%o : %s\n}\n",
+                cs.name.c_str(), q.c_str(), k.c_str(), v.c_str(),
+                maskArg.c_str(), o.c_str(), maskOperand.c_str(),
+                structured.c_str(), scheme.c_str(), q.c_str(), k.c_str(),
+                v.c_str(), maskTypeSuffix.c_str(), o.c_str(), o.c_str());
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Data: deterministic on every rank
+//===----------------------------------------------------------------------===//
+
+uint64_t mix(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ULL;
+  return x ^ (x >> 33);
+}
+
+uint64_t hash(uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
+  return mix(mix(mix(mix(a) ^ b) ^ c) ^ d);
+}
+
+/// A value in [-1, 1) for element `index` of tensor `id`.
+double uniform(uint64_t id, uint64_t index) {
+  return static_cast<double>(hash(id, index, 17, 29) >> 11) * 0x1.0p-52 - 1.0;
+}
+
+uint16_t toBf16(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  bits += 0x7fff + ((bits >> 16) & 1); // round to nearest even
+  return static_cast<uint16_t>(bits >> 16);
+}
+float fromBf16(uint16_t h) {
+  uint32_t bits = static_cast<uint32_t>(h) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+/// A tensor in the storage type, with its values as seen by the compiled
+/// code (after rounding) in double for the reference.
+struct HostTensor {
+  std::vector<int64_t> shape;
+  std::vector<unsigned char> bytes;
+  std::vector<double> values;
+  int64_t elementBytes = 4;
+
+  int64_t size() const {
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    return n;
+  }
+};
+
+HostTensor makeTensor(std::vector<int64_t> shape, ElementType type) {
+  HostTensor t;
+  t.shape = std::move(shape);
+  t.elementBytes = type == ElementType::f32 ? 4 : 2;
+  t.values.assign(t.size(), 0.0);
+  t.bytes.assign(t.size() * t.elementBytes, 0);
+  return t;
+}
+
+void store(HostTensor &t, int64_t i, double value, ElementType type) {
+  float f = static_cast<float>(value);
+  if (type == ElementType::f32) {
+    std::memcpy(&t.bytes[i * 4], &f, 4);
+    t.values[i] = f;
+  } else if (type == ElementType::f16) {
+    _Float16 h = static_cast<_Float16>(f);
+    std::memcpy(&t.bytes[i * 2], &h, 2);
+    t.values[i] = static_cast<double>(h);
+  } else {
+    uint16_t h = toBf16(f);
+    std::memcpy(&t.bytes[i * 2], &h, 2);
+    t.values[i] = fromBf16(h);
+  }
+}
+
+double load(const HostTensor &t, int64_t i, ElementType type) {
+  if (type == ElementType::f32) {
+    float f;
+    std::memcpy(&f, &t.bytes[i * 4], 4);
+    return f;
+  }
+  uint16_t h;
+  std::memcpy(&h, &t.bytes[i * 2], 2);
+  if (type == ElementType::bf16)
+    return fromBf16(h);
+  _Float16 x;
+  std::memcpy(&x, &h, 2);
+  return static_cast<double>(x);
+}
+
+/// Explicit masks as functions of global positions. Some rows see nothing,
+/// so fully masked rows are always exercised.
+bool explicitAllows(int64_t h, int64_t q, int64_t k) {
+  if (q % 13 == 7)
+    return false;
+  return hash(3, h, q, k) % 4 != 0;
+}
+double explicitBias(int64_t q, int64_t k) {
+  uint64_t x = hash(5, 0, q, k);
+  if (q % 11 == 4 || x % 9 == 0)
+    return -std::numeric_limits<double>::infinity();
+  return (static_cast<double>(x % 7) - 3.0) * 0.25;
+}
+
+bool structuredAllows(const Case &c, int64_t q, int64_t k) {
+  if (c.structured == "causal")
+    return k <= q;
+  if (c.structured == "window")
+    return k <= q && q - c.window < k;
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Running a case
+//===----------------------------------------------------------------------===//
+
+/// An MLIR strided memref descriptor of rank R.
+template <int R> struct Descriptor {
+  void *allocated;
+  void *aligned;
+  int64_t offset;
+  int64_t sizes[R];
+  int64_t strides[R];
+};
+
+template <int R> Descriptor<R> describe(HostTensor &t) {
+  Descriptor<R> d{t.bytes.data(), t.bytes.data(), 0, {}, {}};
+  int64_t stride = 1;
+  for (int i = R - 1; i >= 0; --i) {
+    d.sizes[i] = t.shape[i];
+    d.strides[i] = stride;
+    stride *= t.shape[i];
+  }
+  return d;
+}
+
+/// Rows [begin, begin + count) along `dim` of a row-major tensor.
+HostTensor sliceRows(const HostTensor &t, int dim, int64_t begin,
+                     int64_t count) {
+  HostTensor s;
+  s.shape = t.shape;
+  s.shape[dim] = count;
+  s.elementBytes = t.elementBytes;
+  int64_t inner = t.elementBytes, outer = 1;
+  for (size_t d = dim + 1; d < t.shape.size(); ++d)
+    inner *= t.shape[d];
+  for (int d = 0; d < dim; ++d)
+    outer *= t.shape[d];
+  s.bytes.resize(outer * count * inner);
+  for (int64_t o = 0; o < outer; ++o)
+    std::memcpy(&s.bytes[o * count * inner],
+                &t.bytes[(o * t.shape[dim] + begin) * inner], count * inner);
+  return s;
+}
+
+struct Outcome {
+  double maxError = 0;
+  double seconds = 0;
+  int64_t bytes = 0;
+};
+
+Outcome runCase(const Config &c, const Case &cs, void *library, int rank) {
+  ElementType type = c.type;
+  int64_t l = c.localLen(), s = c.seq;
+  HostTensor q = makeTensor({c.batch, c.heads, s, c.headDim}, type);
+  HostTensor k = makeTensor({c.batch, c.kvHeads, s, c.headDim}, type);
+  HostTensor v = makeTensor({c.batch, c.kvHeads, s, c.valueDim}, type);
+  for (int64_t i = 0; i < q.size(); ++i)
+    store(q, i, uniform(1, i), type);
+  for (int64_t i = 0; i < k.size(); ++i)
+    store(k, i, uniform(2, i), type);
+  for (int64_t i = 0; i < v.size(); ++i)
+    store(v, i, uniform(3, i), type);
+
+  // Reference rows of this rank, in double.
+  int64_t rowBegin = rank * l;
+  cp::reference::Shape shape{c.batch, c.heads, c.kvHeads, s,
+                             s,       c.headDim, c.valueDim};
+  std::vector<double> expected(c.batch * c.heads * l * c.valueDim);
+  auto allowed = [&](int64_t, int64_t h, int64_t i, int64_t j) {
+    if (!structuredAllows(cs, i, j))
+      return false;
+    if (cs.explicitMask == Case::Explicit::globalBool ||
+        cs.explicitMask == Case::Explicit::localBool)
+      return explicitAllows(
+          cs.explicitMask == Case::Explicit::globalBool ? h : 0, i, j);
+    return true;
+  };
+  // The bias, rounded to the storage type as the compiled code sees it.
+  HostTensor bias;
+  if (cs.explicitMask == Case::Explicit::globalBias) {
+    bias = makeTensor({s, s}, type);
+    for (int64_t i = 0; i < s; ++i)
+      for (int64_t j = 0; j < s; ++j)
+        store(bias, i * s + j, explicitBias(i, j), type);
+  }
+  auto biasOf = [&](int64_t, int64_t, int64_t i, int64_t j) {
+    return cs.explicitMask == Case::Explicit::globalBias ? bias.values[i * s + j]
+                                                         : 0.0;
+  };
+  cp::reference::attention<double>(shape, q.values.data(), k.values.data(),
+                                   v.values.data(), expected.data(), rowBegin,
+                                   rowBegin + l, 1.0 / std::sqrt(double(c.headDim)),
+                                   allowed, biasOf);
+
+  // This rank's shards and mask.
+  HostTensor qLocal = sliceRows(q, 2, rowBegin, l);
+  HostTensor kLocal = sliceRows(k, 2, rowBegin, l);
+  HostTensor vLocal = sliceRows(v, 2, rowBegin, l);
+  HostTensor out = makeTensor({c.batch, c.heads, l, c.valueDim}, type);
+  HostTensor mask;
+  if (cs.explicitMask == Case::Explicit::globalBool ||
+      cs.explicitMask == Case::Explicit::localBool) {
+    bool global = cs.explicitMask == Case::Explicit::globalBool;
+    mask.shape = maskShape(c, cs.explicitMask);
+    mask.elementBytes = 1;
+    mask.bytes.resize(mask.size());
+    int64_t rows = global ? s : l, heads = global ? c.heads : 1;
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t j = 0; j < s; ++j)
+          mask.bytes[(h * rows + i) * s + j] = explicitAllows(
+              global ? h : 0, global ? i : rowBegin + i, j);
+  } else if (cs.explicitMask == Case::Explicit::globalBias) {
+    mask = bias;
+  }
+
+  std::string symbol = "_mlir_ciface_" + cs.name;
+  void *entry = dlsym(library, symbol.c_str());
+  if (!entry) {
+    std::fprintf(stderr, "cp-run-attention: rank %d: %s not found in %s\n",
+                 rank, symbol.c_str(), c.lib.c_str());
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  auto dq = describe<4>(qLocal), dk = describe<4>(kLocal),
+       dv = describe<4>(vLocal), dout = describe<4>(out);
+  auto dm4 = mask.shape.size() == 4 ? describe<4>(mask) : Descriptor<4>{};
+  auto dm2 = mask.shape.size() == 2 ? describe<2>(mask) : Descriptor<2>{};
+  void *dmask = mask.shape.size() == 4 ? static_cast<void *>(&dm4)
+                                       : static_cast<void *>(&dm2);
+  auto call = [&] {
+    if (cs.explicitMask == Case::Explicit::none)
+      reinterpret_cast<void (*)(void *, void *, void *, void *)>(entry)(
+          &dq, &dk, &dv, &dout);
+    else
+      reinterpret_cast<void (*)(void *, void *, void *, void *, void *)>(
+          entry)(&dq, &dk, &dv, dmask, &dout);
+  };
+
+  call(); // warm-up: communicators, page faults
+  cp_rt_reset_counters();
+  MPI_Barrier(MPI_COMM_WORLD);
+  double start = MPI_Wtime();
+  for (int r = 0; r < c.repeat; ++r)
+    call();
+  double elapsed = (MPI_Wtime() - start) / c.repeat;
+
+  Outcome result;
+  result.bytes = cp_rt_bytes_sent(-1) / c.repeat;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    double got = load(out, static_cast<int64_t>(i), type);
+    double err = std::fabs(got - expected[i]);
+    if (!(err <= result.maxError)) // NaN counts as infinitely wrong
+      result.maxError = std::isnan(err) ? INFINITY : err;
+  }
+  result.seconds = elapsed;
+  return result;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Config c = parseArgs(argc, argv);
+  if (c.emitMlir) {
+    emitMlir(c);
+    return 0;
+  }
+  cp_rt_init(&argc, &argv);
+  int rank = cp_rt_world_rank(), size = cp_rt_world_size();
+  if (size != c.p) {
+    if (rank == 0)
+      std::fprintf(stderr,
+                   "cp-run-attention: --P %" PRId64
+                   " but %d MPI ranks; run under mpirun -np %" PRId64 "\n",
+                   c.p, size, c.p);
+    // Still run: the compiled program must itself refuse a mismatched grid.
+  }
+  void *library = dlopen(c.lib.c_str(), RTLD_NOW | RTLD_GLOBAL);
+  if (!library) {
+    std::fprintf(stderr, "cp-run-attention: rank %d: cannot load %s: %s\n",
+                 rank, c.lib.c_str(), dlerror());
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  double tolerance = c.tolerance.value_or(c.defaultTolerance());
+  int failures = 0;
+  for (const Case &cs : c.cases) {
+    Outcome o = runCase(c, cs, library, rank);
+    double maxError = 0, maxSeconds = 0;
+    int64_t minBytes = 0, maxBytes = 0;
+    MPI_Reduce(&o.maxError, &maxError, 1, MPI_DOUBLE, MPI_MAX, 0,
+               MPI_COMM_WORLD);
+    MPI_Reduce(&o.seconds, &maxSeconds, 1, MPI_DOUBLE, MPI_MAX, 0,
+               MPI_COMM_WORLD);
+    MPI_Reduce(&o.bytes, &minBytes, 1, MPI_INT64_T, MPI_MIN, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&o.bytes, &maxBytes, 1, MPI_INT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
+    if (rank != 0)
+      continue;
+    bool ok = maxError <= tolerance;
+    std::string bytesNote;
+    if (c.expectBytes) {
+      bool bytesOk = maxBytes == *c.expectBytes;
+      ok = ok && bytesOk;
+      bytesNote = " predicted=" + std::to_string(*c.expectBytes) +
+                  (bytesOk ? "" : " BYTES-MISMATCH");
+    }
+    failures += !ok;
+    std::printf("%s case=%s dtype=%s P=%" PRId64 " max_abs_err=%.3e tol=%.1e "
+                "time_ms=%.3f bytes_sent_per_rank=%" PRId64 "..%" PRId64 "%s\n",
+                ok ? "PASS" : "FAIL", cs.name.c_str(), c.typeName(), c.p,
+                maxError, tolerance, maxSeconds * 1e3, minBytes, maxBytes,
+                bytesNote.c_str());
+  }
+  if (rank == 0)
+    std::printf("cp-run-attention: %zu cases, %d failed\n", c.cases.size(),
+                failures);
+  MPI_Bcast(&failures, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  cp_rt_finalize();
+  return failures ? 1 : 0;
+}
