@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cp/Dialect/CP/Transforms/Passes.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -27,8 +28,10 @@ struct ApproximateMathPass
     RewritePatternSet patterns(&getContext());
     populateMathPolynomialApproximationPatterns(
         patterns, [](StringRef name) {
-          return name == "exp" || name == "log" || name == "tanh" ||
-                 name == "erf";
+          return name == math::ExpOp::getOperationName() ||
+                 name == math::LogOp::getOperationName() ||
+                 name == math::TanhOp::getOperationName() ||
+                 name == math::ErfOp::getOperationName();
         });
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();

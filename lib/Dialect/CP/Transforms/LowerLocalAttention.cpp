@@ -34,10 +34,11 @@ struct TileSizes {
 };
 
 /// Per-parallel-iteration scratch, all f32: packed queries Qt [D, Tq],
-/// transposed scores St [Tk, Tq], transposed accumulator Acc [Dv, Tq], and
-/// the running max M and sum L [Tq].
+/// transposed scores St [Tk, Tq], the accumulator Acc [Tq, Dv'] (Dv padded
+/// to whole register blocks), and per query row the running max M, sum L and
+/// the rescale factor alpha of the current key tile [Tq].
 struct Scratch {
-  Value qt, st, acc, rowMax, rowSum;
+  Value qt, st, acc, rowMax, rowSum, alpha;
 };
 
 /// Builds the loop nest replacing one cp.buffer.local_attention.
@@ -107,13 +108,31 @@ private:
   void forRowBlocks(Value begin, Value end,
                     function_ref<void(Value, int64_t)> block);
 
-  /// C[r0 + r, lanes] (+)= sum_k A(r0 + r, k) * B(k, lanes) for `rows` rows
-  /// and every block of `microVectors` lane vectors of the tile, with the
-  /// accumulators in registers. `a` gives a scalar, `bRow` the memref row
-  /// of B; C starts at zero unless `accumulate`.
-  void broadcastFmaKernel(Value c, Value r0, int64_t rows, Value kCount,
-                          function_ref<Value(Value r, Value k)> a, Value bMat,
-                          bool accumulate);
+  /// C[r, l] (+)= sum_k A(r, k) * B(k, l) for rows r in [rowBegin, rowEnd)
+  /// and lanes l < `laneCount`, in register blocks of microRows x
+  /// microVectors vectors. `a` gives a scalar of A, `bLanes` a vector of B's
+  /// row k at lane l; C starts at zero unless `accumulate`. With
+  /// `lanesOuter`, all row blocks of one lane block run back to back, so
+  /// B's columns of that block stay in L1; otherwise A's rows do.
+  void broadcastFmaKernel(Value c, Value rowBegin, Value rowEnd, Value kCount,
+                          Value laneCount,
+                          function_ref<Value(Value r, Value k)> a,
+                          function_ref<Value(Value k, Value lane)> bLanes,
+                          bool accumulate, bool lanesOuter);
+  /// One register block of broadcastFmaKernel: `rows` rows from r0, the
+  /// microVectors vectors from lane0.
+  void registerBlock(Value c, Value r0, int64_t rows, Value lane0,
+                     Value kCount, function_ref<Value(Value r, Value k)> a,
+                     function_ref<Value(Value k, Value lane)> bLanes,
+                     bool accumulate);
+
+  /// K as a dense f32 [B, Hkv, Lkv, D] buffer (K itself when it is one).
+  Value packKeys();
+  /// V as f32 panels [B, Hkv, Dv' / W, Lkv, W] of W = vector-width *
+  /// micro-vectors lanes, zero padded to Dv': one panel is contiguous, so the
+  /// output kernel streams it instead of striding through V's rows (whose
+  /// power-of-two strides alias in the L1 sets).
+  Value packValuePanels();
 
   void emitQueryTile(Value batch, Value head, Value kvHead, Value tile,
                      const Scratch &s);
@@ -123,7 +142,7 @@ private:
                            const Scratch &s);
   void applyExplicitMask(Value batch, Value head, Value q0, Value validQ,
                          Value k0, Value rowsInTile, const Scratch &s);
-  void updateSoftmax(Value rowsInTile, const Scratch &s);
+  void updateSoftmax(Value validQ, Value rowsInTile, const Scratch &s);
   void writeOutputs(Value batch, Value head, Value q0, Value validQ,
                     const Scratch &s);
 
@@ -133,8 +152,9 @@ private:
   TileSizes t;
   Type f32;
   VectorType lanes;
-  // Sizes and scalars of the op, set by build().
-  Value lq, lkv, headDim, valueDim, scale, kvGroup;
+  // Set by build(): sizes, the (possibly packed) keys and values, scalars.
+  Value lq, lkv, headDim, valueDim, valueLanes, scale, kvGroup;
+  Value key, value;
   Value negInf;
 };
 
@@ -153,36 +173,113 @@ void AttentionLowering::forRowBlocks(
 }
 
 void AttentionLowering::broadcastFmaKernel(
-    Value c, Value r0, int64_t rows, Value kCount,
-    function_ref<Value(Value r, Value k)> a, Value bMat, bool accumulate) {
-  int64_t vw = t.vectorWidth, nv = t.microVectors;
-  loop(idx(0), idx(t.tileQ), vw * nv, [&](Value lane0) {
-    SmallVector<Value> laneIdx, rowIdx, init;
-    for (int64_t v = 0; v < nv; ++v)
-      laneIdx.push_back(add(lane0, idx(v * vw)));
-    for (int64_t r = 0; r < rows; ++r)
-      rowIdx.push_back(add(r0, idx(r)));
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t v = 0; v < nv; ++v)
-        init.push_back(accumulate ? loadLanes(c, {rowIdx[r], laneIdx[v]})
-                                  : vecConst(0.0));
-    ValueRange result = loop(
-        idx(0), kCount, idx(1), init, [&](Value k, ValueRange acc) {
-          SmallVector<Value> bVec, next;
-          for (int64_t v = 0; v < nv; ++v)
-            bVec.push_back(loadLanes(bMat, {k, laneIdx[v]}));
-          for (int64_t r = 0; r < rows; ++r) {
-            Value aVec = splat(a(rowIdx[r], k));
-            for (int64_t v = 0; v < nv; ++v)
-              next.push_back(vector::FMAOp::create(b, loc, aVec, bVec[v],
-                                                   acc[r * nv + v]));
-          }
-          return next;
-        });
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t v = 0; v < nv; ++v)
-        storeLanes(result[r * nv + v], c, {rowIdx[r], laneIdx[v]});
+    Value c, Value rowBegin, Value rowEnd, Value kCount, Value laneCount,
+    function_ref<Value(Value r, Value k)> a,
+    function_ref<Value(Value k, Value lane)> bLanes, bool accumulate,
+    bool lanesOuter) {
+  int64_t laneBlock = t.vectorWidth * t.microVectors;
+  auto block = [&](Value r0, int64_t rows, Value lane0) {
+    registerBlock(c, r0, rows, lane0, kCount, a, bLanes, accumulate);
+  };
+  if (lanesOuter) {
+    loop(idx(0), laneCount, laneBlock, [&](Value lane0) {
+      forRowBlocks(rowBegin, rowEnd,
+                   [&](Value r0, int64_t rows) { block(r0, rows, lane0); });
+    });
+    return;
+  }
+  forRowBlocks(rowBegin, rowEnd, [&](Value r0, int64_t rows) {
+    loop(idx(0), laneCount, laneBlock,
+         [&](Value lane0) { block(r0, rows, lane0); });
   });
+}
+
+void AttentionLowering::registerBlock(
+    Value c, Value r0, int64_t rows, Value lane0, Value kCount,
+    function_ref<Value(Value r, Value k)> a,
+    function_ref<Value(Value k, Value lane)> bLanes, bool accumulate) {
+  int64_t vw = t.vectorWidth, nv = t.microVectors;
+  SmallVector<Value> laneIdx, rowIdx, init;
+  for (int64_t v = 0; v < nv; ++v)
+    laneIdx.push_back(add(lane0, idx(v * vw)));
+  for (int64_t r = 0; r < rows; ++r)
+    rowIdx.push_back(add(r0, idx(r)));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t v = 0; v < nv; ++v)
+      init.push_back(accumulate ? loadLanes(c, {rowIdx[r], laneIdx[v]})
+                                : vecConst(0.0));
+  ValueRange result =
+      loop(idx(0), kCount, idx(1), init, [&](Value k, ValueRange acc) {
+        SmallVector<Value> bVec, next;
+        for (int64_t v = 0; v < nv; ++v)
+          bVec.push_back(bLanes(k, laneIdx[v]));
+        for (int64_t r = 0; r < rows; ++r) {
+          Value aVec = splat(a(rowIdx[r], k));
+          for (int64_t v = 0; v < nv; ++v)
+            next.push_back(
+                vector::FMAOp::create(b, loc, aVec, bVec[v], acc[r * nv + v]));
+        }
+        return next;
+      });
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t v = 0; v < nv; ++v)
+      storeLanes(result[r * nv + v], c, {rowIdx[r], laneIdx[v]});
+}
+
+Value AttentionLowering::packKeys() {
+  Value source = op.getKey();
+  auto type = cast<MemRefType>(source.getType());
+  if (type.getElementType() == f32 && type.getLayout().isIdentity())
+    return source;
+  SmallVector<Value> sizes{dim(source, 0), dim(source, 1), lkv, headDim};
+  auto packedType =
+      MemRefType::get(SmallVector<int64_t>(4, ShapedType::kDynamic), f32);
+  Value packed = memref::AllocOp::create(b, loc, packedType, sizes,
+                                         b.getI64IntegerAttr(64));
+  Value one = idx(1);
+  scf::ParallelOp::create(
+      b, loc, ValueRange{idx(0), idx(0), idx(0)},
+      ValueRange{sizes[0], sizes[1], sizes[2]}, ValueRange{one, one, one},
+      [&](OpBuilder &, Location, ValueRange ivs) {
+        loop(idx(0), headDim, 1, [&](Value d) {
+          SmallVector<Value> at{ivs[0], ivs[1], ivs[2], d};
+          memref::StoreOp::create(b, loc, loadF32(source, at), packed, at);
+        });
+      });
+  return packed;
+}
+
+Value AttentionLowering::packValuePanels() {
+  Value source = op.getValue();
+  int64_t width = t.vectorWidth * t.microVectors;
+  Value panels = arith::DivUIOp::create(b, loc, valueLanes, idx(width));
+  SmallVector<Value> sizes{dim(source, 0), dim(source, 1), panels, lkv};
+  auto packedType = MemRefType::get(
+      {ShapedType::kDynamic, ShapedType::kDynamic, ShapedType::kDynamic,
+       ShapedType::kDynamic, width},
+      f32);
+  Value packed = memref::AllocOp::create(b, loc, packedType, sizes,
+                                         b.getI64IntegerAttr(64));
+  Value zero = f32Const(0.0), one = idx(1);
+  scf::ParallelOp::create(
+      b, loc, ValueRange{idx(0), idx(0), idx(0)},
+      ValueRange{sizes[0], sizes[1], lkv}, ValueRange{one, one, one},
+      [&](OpBuilder &, Location, ValueRange ivs) {
+        Value batch = ivs[0], kvHead = ivs[1], row = ivs[2];
+        auto at = [&](Value d) {
+          Value panel = arith::DivUIOp::create(b, loc, d, idx(width));
+          Value lane = arith::RemUIOp::create(b, loc, d, idx(width));
+          return SmallVector<Value>{batch, kvHead, panel, row, lane};
+        };
+        loop(idx(0), valueDim, 1, [&](Value d) {
+          Value v = loadF32(source, {batch, kvHead, row, d});
+          memref::StoreOp::create(b, loc, v, packed, at(d));
+        });
+        loop(valueDim, valueLanes, 1, [&](Value d) {
+          memref::StoreOp::create(b, loc, zero, packed, at(d));
+        });
+      });
+  return packed;
 }
 
 void AttentionLowering::packQueries(Value batch, Value head, Value q0,
@@ -262,7 +359,8 @@ void AttentionLowering::applyExplicitMask(Value batch, Value head, Value q0,
   });
 }
 
-void AttentionLowering::updateSoftmax(Value rowsInTile, const Scratch &s) {
+void AttentionLowering::updateSoftmax(Value validQ, Value rowsInTile,
+                                      const Scratch &s) {
   Value zero = vecConst(0.0), negInfLanes = splat(negInf);
   loop(idx(0), idx(t.tileQ), t.vectorWidth, [&](Value i) {
     Value oldMax = loadLanes(s.rowMax, {i});
@@ -292,9 +390,14 @@ void AttentionLowering::updateSoftmax(Value rowsInTile, const Scratch &s) {
     storeLanes(vector::FMAOp::create(b, loc, oldSum, alpha, sum), s.rowSum,
                {i});
     storeLanes(newMax, s.rowMax, {i});
-    loop(idx(0), valueDim, 1, [&](Value dv) {
-      Value acc = loadLanes(s.acc, {dv, i});
-      storeLanes(arith::MulFOp::create(b, loc, acc, alpha), s.acc, {dv, i});
+    storeLanes(alpha, s.alpha, {i});
+  });
+  // Acc rows of the queries that exist: Acc[i, :] *= alpha[i].
+  loop(idx(0), validQ, 1, [&](Value i) {
+    Value alpha = splat(memref::LoadOp::create(b, loc, s.alpha, ValueRange{i}));
+    loop(idx(0), valueLanes, t.vectorWidth, [&](Value dv) {
+      Value acc = loadLanes(s.acc, {i, dv});
+      storeLanes(arith::MulFOp::create(b, loc, acc, alpha), s.acc, {i, dv});
     });
   });
 }
@@ -311,7 +414,7 @@ void AttentionLowering::writeOutputs(Value batch, Value head, Value q0,
         b, loc, seen, arith::DivFOp::create(b, loc, one, sum), zero);
     Value row = add(q0, i);
     loop(idx(0), valueDim, 1, [&](Value dv) {
-      Value acc = memref::LoadOp::create(b, loc, s.acc, ValueRange{dv, i});
+      Value acc = memref::LoadOp::create(b, loc, s.acc, ValueRange{i, dv});
       Value out = arith::MulFOp::create(b, loc, acc, inv);
       if (outElt != f32)
         out = arith::TruncFOp::create(b, loc, outElt, out);
@@ -322,7 +425,8 @@ void AttentionLowering::writeOutputs(Value batch, Value head, Value q0,
       Value max = memref::LoadOp::create(b, loc, s.rowMax, ValueRange{i});
       Value logSum = arith::AddFOp::create(
           b, loc, max,
-          math::LogOp::create(b, loc, arith::SelectOp::create(b, loc, seen, sum, one)));
+          math::LogOp::create(b, loc,
+                              arith::SelectOp::create(b, loc, seen, sum, one)));
       memref::StoreOp::create(
           b, loc, arith::SelectOp::create(b, loc, seen, logSum, negInf), lse,
           ValueRange{batch, head, row});
@@ -339,8 +443,10 @@ void AttentionLowering::emitQueryTile(Value batch, Value head, Value kvHead,
   loop(idx(0), idx(t.tileQ), t.vectorWidth, [&](Value i) {
     storeLanes(negInfLanes, s.rowMax, {i});
     storeLanes(zero, s.rowSum, {i});
-    loop(idx(0), valueDim, 1,
-         [&](Value dv) { storeLanes(zero, s.acc, {dv, i}); });
+  });
+  loop(idx(0), idx(t.tileQ), 1, [&](Value i) {
+    loop(idx(0), valueLanes, t.vectorWidth,
+         [&](Value dv) { storeLanes(zero, s.acc, {i, dv}); });
   });
 
   // Key tiles this query tile can see, and the keys it sees in full.
@@ -368,15 +474,14 @@ void AttentionLowering::emitQueryTile(Value batch, Value head, Value kvHead,
   loop(firstTile, endTile, 1, [&](Value kt) {
     Value k0 = mul(kt, tileKv);
     Value rows = minIdx(tileKv, sub(lkv, k0));
-    // St = K[k0 : k0 + rows] . Qt
-    forRowBlocks(idx(0), rows, [&](Value j0, int64_t count) {
-      broadcastFmaKernel(
-          s.st, j0, count, headDim,
-          [&](Value j, Value d) {
-            return loadF32(op.getKey(), {batch, kvHead, add(k0, j), d});
-          },
-          s.qt, /*accumulate=*/false);
-    });
+    // St[j, i] = sum_d K[k0 + j, d] * Qt[d, i]
+    broadcastFmaKernel(
+        s.st, idx(0), rows, headDim, idx(t.tileQ),
+        [&](Value j, Value d) {
+          return loadF32(key, {batch, kvHead, add(k0, j), d});
+        },
+        [&](Value d, Value lane) { return loadLanes(s.qt, {d, lane}); },
+        /*accumulate=*/false, /*lanesOuter=*/false);
     if (!mask.isNone()) {
       Value kFirst = add(kvOffset, k0);
       Value kLast = sub(add(kFirst, rows), idx(1));
@@ -394,16 +499,20 @@ void AttentionLowering::emitQueryTile(Value batch, Value head, Value kvHead,
     }
     if (op.getExplicitMask())
       applyExplicitMask(batch, head, q0, validQ, k0, rows, s);
-    updateSoftmax(rows, s);
-    // Acc += V[k0 : k0 + rows]^T . Pt
-    forRowBlocks(idx(0), valueDim, [&](Value dv0, int64_t count) {
-      broadcastFmaKernel(
-          s.acc, dv0, count, rows,
-          [&](Value dv, Value j) {
-            return loadF32(op.getValue(), {batch, kvHead, add(k0, j), dv});
-          },
-          s.st, /*accumulate=*/true);
-    });
+    updateSoftmax(validQ, rows, s);
+    // Acc[i, dv] += sum_j Pt[j, i] * V[k0 + j, dv]
+    broadcastFmaKernel(
+        s.acc, idx(0), validQ, rows, valueLanes,
+        [&](Value i, Value j) {
+          return memref::LoadOp::create(b, loc, s.st, ValueRange{j, i});
+        },
+        [&](Value j, Value lane) {
+          int64_t width = t.vectorWidth * t.microVectors;
+          Value panel = arith::DivUIOp::create(b, loc, lane, idx(width));
+          Value inPanel = arith::RemUIOp::create(b, loc, lane, idx(width));
+          return loadLanes(value, {batch, kvHead, panel, add(k0, j), inPanel});
+        },
+        /*accumulate=*/true, /*lanesOuter=*/true);
   });
   writeOutputs(batch, head, q0, validQ, s);
 }
@@ -424,6 +533,15 @@ void AttentionLowering::build() {
         b, loc, arith::SIToFPOp::create(b, loc, f32, d));
   }
 
+  // K is read by scalars (dense f32), V by vectors of whole register blocks
+  // (f32 panels, Dv padded to a multiple of the block).
+  int64_t block = t.vectorWidth * t.microVectors;
+  int64_t staticDv = op.getValue().getType().getDimSize(3);
+  valueLanes = mul(arith::CeilDivUIOp::create(b, loc, valueDim, idx(block)),
+                   idx(block));
+  key = packKeys();
+  value = packValuePanels();
+
   Value tiles = arith::CeilDivUIOp::create(b, loc, lq, idx(t.tileQ));
   Value pairs = arith::CeilDivUIOp::create(b, loc, tiles, idx(2));
   Value one = idx(1);
@@ -436,29 +554,34 @@ void AttentionLowering::build() {
         Block *body = b.createBlock(&scope.getBodyRegion());
         b.setInsertionPointToStart(body);
         auto alignment = b.getI64IntegerAttr(64);
-        auto matrix = [&](Value rows, int64_t staticRows) {
-          if (staticRows != ShapedType::kDynamic)
-            return memref::AllocaOp::create(
-                       b, loc, MemRefType::get({staticRows, t.tileQ}, f32),
-                       alignment)
-                .getResult();
+        auto scratch = [&](Value rows, int64_t staticRows, Value cols,
+                           int64_t staticCols) {
+          SmallVector<Value> dynamic;
+          if (ShapedType::isDynamic(staticRows))
+            dynamic.push_back(rows);
+          if (ShapedType::isDynamic(staticCols))
+            dynamic.push_back(cols);
           return memref::AllocaOp::create(
-                     b, loc,
-                     MemRefType::get({ShapedType::kDynamic, t.tileQ}, f32),
-                     ValueRange{rows}, alignment)
+                     b, loc, MemRefType::get({staticRows, staticCols}, f32),
+                     dynamic, alignment)
               .getResult();
         };
-        auto staticDim = [](Value memref, int64_t d) {
-          return cast<MemRefType>(memref.getType()).getDimSize(d);
+        auto vector = [&]() {
+          return memref::AllocaOp::create(
+                     b, loc, MemRefType::get({t.tileQ}, f32), alignment)
+              .getResult();
         };
+        int64_t staticD = op.getQuery().getType().getDimSize(3);
         Scratch s;
-        s.qt = matrix(headDim, staticDim(query, 3));
-        s.st = matrix(Value(), t.tileKv);
-        s.acc = matrix(valueDim, staticDim(op.getValue(), 3));
-        s.rowMax = memref::AllocaOp::create(
-            b, loc, MemRefType::get({t.tileQ}, f32), alignment);
-        s.rowSum = memref::AllocaOp::create(
-            b, loc, MemRefType::get({t.tileQ}, f32), alignment);
+        s.qt = scratch(headDim, staticD, Value(), t.tileQ);
+        s.st = scratch(Value(), t.tileKv, Value(), t.tileQ);
+        s.acc = scratch(Value(), t.tileQ, valueLanes,
+                        ShapedType::isDynamic(staticDv)
+                            ? ShapedType::kDynamic
+                            : llvm::divideCeil(staticDv, block) * block);
+        s.rowMax = vector();
+        s.rowSum = vector();
+        s.alpha = vector();
         Value kvHead = arith::DivUIOp::create(b, loc, head, kvGroup);
         // Tiles `pair` and `tiles - 1 - pair`; one tile when they coincide.
         Value mirror = sub(sub(tiles, one), pair);
@@ -473,6 +596,9 @@ void AttentionLowering::build() {
         });
         memref::AllocaScopeReturnOp::create(b, loc, ValueRange{});
       });
+  if (key != op.getKey())
+    memref::DeallocOp::create(b, loc, key);
+  memref::DeallocOp::create(b, loc, value);
 }
 
 struct LowerLocalAttentionPass

@@ -101,7 +101,7 @@ def LowerLocalAttentionPass : Pass<"cp-lower-local-attention"> {
            "Key/value rows per tile">,
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"8",
            "f32 lanes per vector">,
-    Option<"microRows", "micro-rows", "int64_t", /*default=*/"4",
+    Option<"microRows", "micro-rows", "int64_t", /*default=*/"6",
            "Rows (keys, or value dims) per register block of the FMA kernels">,
     Option<"microVectors", "micro-vectors", "int64_t", /*default=*/"2",
            "Vectors of query lanes per register block of the FMA kernels">
