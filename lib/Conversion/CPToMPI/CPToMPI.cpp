@@ -93,7 +93,9 @@ public:
     SmallVector<int64_t> spec{grid.getRank()};
     llvm::append_range(spec, grid.getShape());
     spec.push_back(static_cast<int64_t>(axes.size()));
-    std::string name = ("__cp_group_" + grid.getSymName()).str();
+    std::string name =
+        ((axes.empty() ? "__cp_grid_" : "__cp_group_") + grid.getSymName())
+            .str();
     for (int16_t axis : axes) {
       spec.push_back(axis);
       name += "_" + std::to_string(axis);
@@ -260,15 +262,18 @@ void ConvertCPToMPIPass::runOnOperation() {
     else if (isa<shard::ProcessMultiIndexOp, shard::ProcessLinearIndexOp>(op))
       indices.push_back(op);
   });
-  bool failedAny = false;
+  llvm::SmallPtrSet<Operation *, 4> diagnosed;
   for (Operation *op : collectives)
-    failedAny |= failed(lowerCollective(op, runtime));
+    if (failed(lowerCollective(op, runtime)))
+      diagnosed.insert(op);
   for (Operation *op : indices)
-    failedAny |= failed(lowerProcessIndex(op, runtime));
+    if (failed(lowerProcessIndex(op, runtime)))
+      diagnosed.insert(op);
+  bool failedAny = !diagnosed.empty();
 
   // What is left of cp and shard has no MPI lowering here.
   module.walk([&](Operation *op) {
-    if (isa<shard::GridOp>(op))
+    if (isa<shard::GridOp>(op) || diagnosed.contains(op))
       return;
     StringRef dialect = op->getDialect() ? op->getDialect()->getNamespace()
                                          : StringRef();

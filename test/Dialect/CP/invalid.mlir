@@ -430,3 +430,56 @@ func.func @f(%q: tensor<1x8x7x8xf32>) {
       : tensor<1x8x7x8xf32>, tensor<1x8x7x8xf32>, tensor<1x8x7x8xf32> -> tensor<1x8x7x8xf32>
   return
 }
+
+// -----
+
+// Buffer forms are checked by the tensor forms' rules.
+shard.grid @cp(shape = 4)
+func.func @f(%x: memref<1x2x64x32xf32>, %y: memref<1x2x128x32xf32>) {
+  // expected-error @+1 {{expects result dim 2 to be P * input dim = 4 * 64 = 256, got 128}}
+  cp.buffer.all_gather %x into %y on @cp grid_axes = [0] gather_axis = 2 : memref<1x2x64x32xf32> into memref<1x2x128x32xf32>
+  return
+}
+
+// -----
+
+shard.grid @cp(shape = 4)
+func.func @f(%x: memref<1x6x64x32xf32>, %y: memref<1x1x256x32xf32>) {
+  // expected-error @+1 {{split_axis 1 has size 6, which the group size P = 4 does not divide}}
+  cp.buffer.all_to_all %x into %y on @cp grid_axes = [0] split_axis = 1 concat_axis = 2 : memref<1x6x64x32xf32> into memref<1x1x256x32xf32>
+  return
+}
+
+// -----
+
+shard.grid @cp(shape = 4)
+func.func @f(%x: memref<1x2x64x32xf32>, %y: memref<1x2x32x32xf32>) {
+  // expected-error @+1 {{expects the output buffer to have the input's shape and element type, got 'memref<1x2x32x32xf32>' for input 'memref<1x2x64x32xf32>'}}
+  cp.buffer.exchange %x into %y on @cp grid_axes = [0] partner = mirror : memref<1x2x64x32xf32> into memref<1x2x32x32xf32>
+  return
+}
+
+// -----
+
+shard.grid @cp(shape = 4)
+func.func @f(%x: memref<1x2x64x32xf32>, %y: memref<1x2x64x32xf16>) {
+  // expected-error @+1 {{expects the output buffer to have the input's shape and element type, got 'memref<1x2x64x32xf16>' for input 'memref<1x2x64x32xf32>'}}
+  cp.buffer.shift %x into %y on @cp grid_axes = [0] offset = 1 : memref<1x2x64x32xf32> into memref<1x2x64x32xf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: memref<1x8x64x32xf32>, %k: memref<1x3x64x32xf32>, %o: memref<1x8x64x32xf32>, %c0: index) {
+  // expected-error @+1 {{expects query heads H (8) to be a multiple of key/value heads Hkv (3) for grouped-query attention}}
+  cp.buffer.local_attention %q, %k, %k offsets(%c0, %c0) into %o : memref<1x8x64x32xf32>, memref<1x3x64x32xf32>, memref<1x3x64x32xf32> into memref<1x8x64x32xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: memref<1x8x64x32xf32>, %o: memref<1x8x64x32xf32>, %lse: memref<1x8x32xf32>, %c0: index) {
+  // expected-error @+1 {{expects the lse result to have shape [B, H, Lq] = [1, 8, 64], got 'memref<1x8x32xf32>'}}
+  cp.buffer.local_attention %q, %q, %q offsets(%c0, %c0) into %o, %lse : memref<1x8x64x32xf32>, memref<1x8x64x32xf32>, memref<1x8x64x32xf32> into memref<1x8x64x32xf32>, memref<1x8x32xf32>
+  return
+}

@@ -89,6 +89,31 @@ func.func @collectives(%x: tensor<1x8x64x32xf32>, %m: tensor<64x256xi1>) {
   return
 }
 
+// Buffer forms, as bufferization produces them; strided operands are fine.
+// CHECK-LABEL: func @buffer_forms
+func.func @buffer_forms(%q: memref<1x8x64x32xbf16, strided<[32768, 4096, 32, 1]>>,
+                        %k: memref<1x2x256x32xbf16>, %v: memref<1x2x256x16xbf16>,
+                        %o: memref<1x8x64x16xbf16>, %lse: memref<1x8x64xf32>,
+                        %m: memref<64x256xi1>, %qo: index, %ko: index,
+                        %x: memref<1x2x64x32xf32>, %xf: memref<1x2x256x32xf32>,
+                        %xh: memref<1x8x64x32xf32>, %xs: memref<1x2x256x32xf32>) {
+  // CHECK: cp.buffer.local_attention %{{.*}}, %{{.*}}, %{{.*}} offsets(%{{.*}}, %{{.*}}) into %{{.*}} mask = causal : memref<1x8x64x32xbf16, strided<[32768, 4096, 32, 1]>>, memref<1x2x256x32xbf16>, memref<1x2x256x16xbf16> into memref<1x8x64x16xbf16>
+  cp.buffer.local_attention %q, %k, %v offsets(%qo, %ko) into %o mask = causal
+      : memref<1x8x64x32xbf16, strided<[32768, 4096, 32, 1]>>, memref<1x2x256x32xbf16>, memref<1x2x256x16xbf16> into memref<1x8x64x16xbf16>
+  // CHECK: cp.buffer.local_attention {{.*}} explicit_mask %{{.*}} into %{{.*}}, %{{.*}} scale = 5.000000e-01 : {{.*}}, memref<64x256xi1> into memref<1x8x64x16xbf16>, memref<1x8x64xf32>
+  cp.buffer.local_attention %q, %k, %v offsets(%qo, %ko) explicit_mask %m into %o, %lse scale = 0.5
+      : memref<1x8x64x32xbf16, strided<[32768, 4096, 32, 1]>>, memref<1x2x256x32xbf16>, memref<1x2x256x16xbf16>, memref<64x256xi1> into memref<1x8x64x16xbf16>, memref<1x8x64xf32>
+  // CHECK: cp.buffer.all_gather %{{.*}} into %{{.*}} on @cp grid_axes = [0] gather_axis = 2 : memref<1x2x64x32xf32> into memref<1x2x256x32xf32>
+  cp.buffer.all_gather %x into %xf on @cp grid_axes = [0] gather_axis = 2 : memref<1x2x64x32xf32> into memref<1x2x256x32xf32>
+  // CHECK: cp.buffer.all_to_all %{{.*}} into %{{.*}} on @cp grid_axes = [0] split_axis = 1 concat_axis = 2 : memref<1x8x64x32xf32> into memref<1x2x256x32xf32>
+  cp.buffer.all_to_all %xh into %xs on @cp grid_axes = [0] split_axis = 1 concat_axis = 2 : memref<1x8x64x32xf32> into memref<1x2x256x32xf32>
+  // CHECK: cp.buffer.exchange %{{.*}} into %{{.*}} on @cp grid_axes = [0] partner = mirror : memref<1x2x64x32xf32> into memref<1x2x64x32xf32>
+  cp.buffer.exchange %x into %x on @cp grid_axes = [0] partner = mirror : memref<1x2x64x32xf32> into memref<1x2x64x32xf32>
+  // CHECK: cp.buffer.shift %{{.*}} into %{{.*}} on @grid2d grid_axes = [1] offset = 1 : memref<1x2x64x32xf32> into memref<1x2x64x32xf32>
+  cp.buffer.shift %x into %x on @grid2d grid_axes = [1] offset = 1 : memref<1x2x64x32xf32> into memref<1x2x64x32xf32>
+  return
+}
+
 // CHECK-LABEL: func @attributes
 // CHECK-SAME: cp.a = #cp.scheme<hybrid(4)>
 // CHECK-SAME: cp.b = #cp.mask<sliding_window(8)>

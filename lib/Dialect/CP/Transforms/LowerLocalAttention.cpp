@@ -549,10 +549,9 @@ void AttentionLowering::build() {
       b, loc, ValueRange{idx(0), idx(0), idx(0)},
       ValueRange{dim(query, 0), dim(query, 1), pairs}, ValueRange{one, one, one},
       [&](OpBuilder &, Location, ValueRange ivs) {
+        // scf.parallel is an automatic allocation scope: the scratch below
+        // lives for one iteration (one pair of query tiles).
         Value batch = ivs[0], head = ivs[1], pair = ivs[2];
-        auto scope = memref::AllocaScopeOp::create(b, loc, TypeRange{});
-        Block *body = b.createBlock(&scope.getBodyRegion());
-        b.setInsertionPointToStart(body);
         auto alignment = b.getI64IntegerAttr(64);
         auto scratch = [&](Value rows, int64_t staticRows, Value cols,
                            int64_t staticCols) {
@@ -594,7 +593,6 @@ void AttentionLowering::build() {
           Value tile = arith::SelectOp::create(b, loc, isFirst, pair, mirror);
           emitQueryTile(batch, head, kvHead, tile, s);
         });
-        memref::AllocaScopeReturnOp::create(b, loc, ValueRange{});
       });
   if (key != op.getKey())
     memref::DeallocOp::create(b, loc, key);

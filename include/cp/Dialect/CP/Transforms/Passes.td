@@ -70,28 +70,34 @@ def LowerLocalAttentionPass : Pass<"cp-lower-local-attention"> {
     - per query tile, Q is packed transposed and pre-scaled into a scratch
       buffer; scores are kept transposed (keys by rows, query rows as vector
       lanes), so the online softmax is made of vertical vector ops;
-    - both contractions are register-blocked broadcast-FMA micro-kernels;
+    - both contractions are register-blocked broadcast-FMA micro-kernels:
+      scores broadcast K's scalars against Q lanes, the output broadcasts
+      probabilities against V's lanes;
     - for `causal` and `sliding_window`, only the key tiles a query tile can
       see are visited, and the mask is applied only on tiles it cuts;
       explicit masks are applied per tile;
     - fully masked rows give 0 (and `lse = -inf`), never NaN; f16/bf16 are
       read into f32 and the output is truncated once.
 
-    Scratch is `memref.alloca` in a `memref.alloca_scope` per parallel
-    iteration; no `Lq x Lkv` buffer is ever created.
+    K is read in place when it is dense f32, else packed once into a dense
+    f32 copy; V is always packed once into f32 panels of one register
+    block's lanes (zero padded), which the output kernel streams. Scratch
+    per query tile is `memref.alloca` inside the `scf.parallel` (an
+    automatic allocation scope); no `Lq x Lkv` buffer is ever created.
 
     ```mlir
     cp.buffer.local_attention %q, %k, %v offsets(%qo, %c0) into %o mask = causal
         : memref<1x8x64x32xf32>, memref<1x2x256x32xf32>,
           memref<1x2x256x32xf32> into memref<1x8x64x32xf32>
     // becomes
+    %panels = memref.alloc(...) : memref<?x?x?x?x16xf32>   // V, packed
+    scf.parallel (%b, %h, %v, %d) = ... { ... }            // packing
     scf.parallel (%b, %h, %pair) = ... {
-      memref.alloca_scope {
-        %qt = memref.alloca() : memref<32x32xf32>    // D x tile-q
-        ...
-        scf.for %kt = %first to %last step %c1 { ... vector.fma ... }
-      }
+      %qt = memref.alloca() : memref<32x32xf32>              // D x tile-q
+      ...
+      scf.for %kt = %first to %last step %c1 { ... vector.fma ... }
     }
+    memref.dealloc %panels
     ```
   }];
   let options = [

@@ -1,0 +1,43 @@
+// cp-lower-to-cpu: cp tensor IR all the way to the LLVM dialect, with the
+// collectives as libcp_runtime calls, the attention on OpenMP threads and a
+// C entry point whose last argument is the result buffer.
+// RUN: cp-opt %s --cp-lower-to-cpu=scheme=allgather | FileCheck %s
+// RUN: cp-opt %s --cp-lower-to-cpu="scheme=head_tail threads=false" | FileCheck %s --check-prefix=SERIAL
+// RUN: cp-opt %s --cp-lower-to-cpu=scheme=ulysses | mlir-translate --mlir-to-llvmir | FileCheck %s --check-prefix=LLVMIR
+// RUN: not cp-opt %s --cp-lower-to-cpu=scheme=zigzag 2>&1 | FileCheck %s --check-prefix=REFUSED
+
+shard.grid @cp(shape = 4)
+
+func.func @attention(%q: tensor<1x8x64x32xf32>, %k: tensor<1x4x64x32xf32>,
+                     %v: tensor<1x4x64x32xf32>) -> tensor<1x8x64x32xf32> {
+  %o = cp.attention %q, %k, %v on @cp grid_axes = [0] mask = causal
+      : tensor<1x8x64x32xf32>, tensor<1x4x64x32xf32>, tensor<1x4x64x32xf32>
+      -> tensor<1x8x64x32xf32>
+  return %o : tensor<1x8x64x32xf32>
+}
+
+// Nothing of cp or shard is left, only LLVM (and OpenMP) ops.
+// CHECK-NOT: cp.
+// CHECK-NOT: shard.
+// CHECK-DAG: llvm.func @cp_rt_group(
+// CHECK-DAG: llvm.func @cp_rt_all_gather_f32(
+// CHECK-DAG: llvm.func @cp_rt_grid_coord(
+// CHECK: llvm.func @attention(
+// CHECK:   llvm.call @cp_rt_grid_coord
+// CHECK:   llvm.call @cp_rt_all_gather_f32
+// CHECK:   llvm.call @cp_rt_all_gather_f32
+// CHECK:   omp.parallel
+// CHECK:   llvm.intr.fma
+// CHECK: llvm.func @_mlir_ciface_attention(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr)
+
+// SERIAL-NOT: omp.
+// SERIAL: llvm.call @cp_rt_exchange_mirror_f32
+// SERIAL: llvm.call @cp_rt_all_gather_f32
+// SERIAL-NOT: omp.
+// SERIAL: llvm.func @_mlir_ciface_attention
+
+// LLVMIR: call void @cp_rt_all_to_all_f32(
+// LLVMIR: call void (ptr, i32, ptr, ...) @__kmpc_fork_call(
+// LLVMIR: define void @_mlir_ciface_attention(ptr %0, ptr %1, ptr %2, ptr %3)
+
+// REFUSED: error: 'cp.attention' op scheme #cp.scheme<zigzag> is not implemented by cp-apply-scheme
