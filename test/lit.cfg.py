@@ -1,5 +1,6 @@
 # lit configuration for the cp-mlir regression tests.
 import os
+import shutil
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -20,6 +21,31 @@ llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.cp_tools_dir, config.llvm_tools_dir]
-tools = [ToolSubst("cp-opt", unresolved="fatal")]
+tools = [
+    ToolSubst("cp-opt", unresolved="fatal"),
+    ToolSubst("cp-compile", unresolved="fatal"),
+    ToolSubst("cp-run-attention", unresolved="fatal"),
+    ToolSubst("cp-test-dynamic-gather", unresolved="fatal"),
+]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+llvm_config.with_environment("PATH", config.cp_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+# The masks every numeric integration test runs (cp-run-attention cases):
+# structured masks, explicit i1 masks with the global and the local query
+# extent (rows with no visible key included), an additive bias, and a
+# structured mask combined with an explicit one.
+config.substitutions.append((
+    "%attention_cases",
+    "--case none=none --case causal=causal --case window=window:23 "
+    "--case explicit_global=explicit-global "
+    "--case explicit_local=explicit-local --case bias_global=bias-global "
+    "--case causal_explicit=causal+explicit-global"))
+
+# Programs under MPI: one OpenMP thread per rank (the ranks already share
+# the cores), and a time limit so that a hang fails instead of blocking.
+mpirun = shutil.which("mpirun")
+if mpirun:
+    config.available_features.add("mpi")
+    config.substitutions.append(
+        ("%mpirun", "env OMP_NUM_THREADS=1 timeout 300 " + mpirun))
