@@ -25,7 +25,7 @@ tools = [
     ToolSubst("cp-opt", unresolved="fatal"),
     ToolSubst("cp-compile", unresolved="fatal"),
     ToolSubst("cp-run-attention", unresolved="fatal"),
-    ToolSubst("cp-test-dynamic-gather", unresolved="fatal"),
+    ToolSubst("cp-test-collectives", unresolved="fatal"),
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.with_environment("PATH", config.cp_tools_dir, append_path=True)

@@ -200,7 +200,7 @@ LogicalResult ConvertCPToMPIPass::lowerCollective(Operation *op,
     entry = "cp_rt_exchange_mirror_";
   } else {
     entry = "cp_rt_shift_";
-    args.push_back(i64(cast<BufferShiftOp>(op).getOffset()));
+    args.push_back(i64(static_cast<int64_t>(cast<BufferShiftOp>(op).getOffset())));
   }
   runtime.call(b, loc, entry + suffix, args);
   op->erase();

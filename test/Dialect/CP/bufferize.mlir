@@ -110,3 +110,4 @@ func.func @offset_mask(%qo: index, %ko: index) -> tensor<8x16xi1> {
   %m = cp.offset_mask offsets(%qo, %ko) mask = causal : tensor<8x16xi1>
   return %m : tensor<8x16xi1>
 }
+

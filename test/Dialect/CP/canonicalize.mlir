@@ -54,6 +54,19 @@ func.func @full_rotation_folds(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf3
 
 // -----
 
+shard.grid @cp3(shape = 3)
+
+// The offset is signed: -1 on 3 ranks is a real rotation (2^64 - 1, read
+// unsigned, would be a multiple of 3).
+// CHECK-LABEL: func @negative_shift_stays
+// CHECK: cp.shift %{{.*}} on @cp3 grid_axes = [0] offset = -1
+func.func @negative_shift_stays(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = cp.shift %x on @cp3 grid_axes = [0] offset = -1 : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func @offset_mask_becomes_mask_attribute
 // CHECK-SAME: (%[[Q:[^:]*]]: {{[^,]*}}, %[[K:[^:]*]]: {{[^,]*}}, %[[V:[^:]*]]: {{[^,]*}}, %[[QO:[^:]*]]: index, %[[KO:[^:]*]]: index, %[[OTHER:[^:]*]]: index)
 // CHECK-NOT: cp.offset_mask

@@ -21,6 +21,6 @@ void CPDialect::initialize() {
   registerAttributes();
   // Implemented in CPTransforms (registerBufferizableOpInterfaceExternalModels).
   declarePromisedInterfaces<bufferization::BufferizableOpInterface,
-                            LocalAttentionOp, AllGatherOp, AllToAllOp,
+                            AttentionOp, LocalAttentionOp, AllGatherOp, AllToAllOp,
                             ExchangeOp, ShiftOp, MergeOp, OffsetMaskOp>();
 }

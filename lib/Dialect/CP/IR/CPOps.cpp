@@ -509,7 +509,9 @@ int64_t ShiftOp::getGroupSize() { return lookupGroupSize(*this); }
 
 OpFoldResult ShiftOp::fold(FoldAdaptor) {
   int64_t p = getGroupSize();
-  if (isStatic(p) && getOffset() % p == 0)
+  // The offset is signed: rank r receives from (r - offset) mod P.
+  int64_t offset = static_cast<int64_t>(getOffset());
+  if (isStatic(p) && offset % p == 0)
     return getInput();
   return {};
 }

@@ -344,11 +344,23 @@ struct OffsetMaskModel
   }
 };
 
+/// cp.attention has no buffer form: a scheme must turn it into collectives
+/// and local attention first. Saying so beats "op was not bufferized".
+struct AttentionModel : public AllocatingOpModel<AttentionModel, AttentionOp> {
+  LogicalResult bufferize(Operation *op, RewriterBase &,
+                          const BufferizationOptions &,
+                          BufferizationState &) const {
+    return op->emitOpError("has no buffer form: apply a CP scheme first "
+                           "(cp-apply-scheme, or cp-lower-to-cpu{scheme=...})");
+  }
+};
+
 } // namespace
 
 void mlir::cp::registerBufferizableOpInterfaceExternalModels(
     DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *ctx, CPDialect *) {
+    AttentionOp::attachInterface<AttentionModel>(*ctx);
     LocalAttentionOp::attachInterface<LocalAttentionModel>(*ctx);
     AllGatherOp::attachInterface<
         CollectiveModel<AllGatherOp, BufferAllGatherOp>>(*ctx);

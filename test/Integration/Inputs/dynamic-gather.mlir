@@ -1,8 +1,0 @@
-// An all-gather whose row count is known only at run time: ranks that pass
-// different counts would hang a plain MPI_Allgather.
-shard.grid @cp(shape = 3)
-func.func @gather(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
-  %0 = cp.all_gather %x on @cp grid_axes = [0] gather_axis = 0
-      : tensor<?x4xf32> -> tensor<?x4xf32>
-  return %0 : tensor<?x4xf32>
-}
