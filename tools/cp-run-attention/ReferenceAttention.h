@@ -26,11 +26,13 @@ struct Shape {
 /// query tensor against [B, Hkv, Sk, D] keys and [B, Hkv, Sk, Dv] values
 /// (row-major). `allowed(b, h, i, j)` says whether row i may see key j;
 /// `bias(b, h, i, j)` is added to the scaled score. A row that sees no key
-/// is 0. Scores are kept for the whole row (L x S work and storage).
+/// is 0. Scores are kept for the whole row (L x S work and storage). When
+/// `lse` is given, it receives each row's log(sum_j exp(score_j)) ([B, H,
+/// rows]), -inf for a row that sees no key.
 template <typename T, typename Allowed, typename Bias>
 void attention(const Shape &s, const T *q, const T *k, const T *v, T *out,
                int64_t rowBegin, int64_t rowEnd, T scale, Allowed allowed,
-               Bias bias) {
+               Bias bias, T *lse = nullptr) {
   std::vector<T> scores(s.keys);
   std::vector<char> visible(s.keys);
   int64_t group = s.heads / s.kvHeads;
@@ -71,6 +73,10 @@ void attention(const Shape &s, const T *q, const T *k, const T *v, T *out,
         if (sum > 0)
           for (int64_t d = 0; d < s.valueDim; ++d)
             oRow[d] /= sum;
+        if (lse)
+          lse[(b * s.heads + h) * (rowEnd - rowBegin) + (i - rowBegin)] =
+              sum > 0 ? max + std::log(sum)
+                      : -std::numeric_limits<T>::infinity();
       }
     }
 }

@@ -47,6 +47,12 @@ struct Case {
   int64_t window = 0;
   enum class Explicit { none, globalBool, localBool, globalBias } explicitMask =
       Explicit::none;
+  /// Also return and check the per-row log-sum-exp (cp.local_attention's
+  /// second result; single process only).
+  bool lse = false;
+  /// Global positions of the first query row and key column; with +lse the
+  /// structured mask is evaluated at (qOffset + i, kvOffset + j).
+  int64_t qOffset = 0, kvOffset = 0;
 };
 
 struct Config {
@@ -82,7 +88,9 @@ struct Config {
       "         (--emit-mlir [--scheme S] | --lib FILE.so [--tol X]\n"
       "          [--expect-bytes N] [--repeat N])\n"
       "  MASK: none | causal | window:W, optionally +explicit-global,\n"
-      "        +explicit-local or +bias-global (e.g. causal+explicit-global)\n");
+      "        +explicit-local or +bias-global (e.g. causal+explicit-global),\n"
+      "        and +lse to check the log-sum-exp too (--P 1: the IR is then\n"
+      "        cp.local_attention itself)\n");
   std::exit(2);
 }
 
@@ -108,6 +116,13 @@ Case parseCase(const std::string &text) {
       c.explicitMask = Case::Explicit::localBool;
     } else if (part == "bias-global") {
       c.explicitMask = Case::Explicit::globalBias;
+    } else if (part == "lse") {
+      c.lse = true;
+    } else if (part.rfind("at:", 0) == 0) {
+      if (std::sscanf(part.c_str(), "at:%lld:%lld",
+                      reinterpret_cast<long long *>(&c.qOffset),
+                      reinterpret_cast<long long *>(&c.kvOffset)) != 2)
+        usageError("at:QO:KO needs two offsets in '" + text + "'");
     } else {
       usageError("unknown mask part '" + part + "' in '" + text + "'");
     }
@@ -155,6 +170,13 @@ Config parseArgs(int argc, char **argv) {
     usageError("--H must be a multiple of --Hkv");
   if (!c.emitMlir && c.lib.empty())
     usageError("give --emit-mlir or --lib");
+  for (const Case &cs : c.cases) {
+    if (cs.lse && c.p != 1)
+      usageError("+lse needs --P 1: only cp.local_attention returns the "
+                 "log-sum-exp");
+    if ((cs.qOffset || cs.kvOffset) && !cs.lse)
+      usageError("+at:QO:KO needs +lse (it sets cp.local_attention offsets)");
+  }
   return c;
 }
 
@@ -210,6 +232,24 @@ void emitMlir(const Config &c) {
     else if (cs.structured == "window")
       structured = " mask = sliding_window(" + std::to_string(cs.window) + ")";
     std::string scheme = c.scheme.empty() ? "" : " scheme = " + c.scheme;
+    if (cs.lse) {
+      std::string l = tensorType({c.batch, c.heads, c.localLen()}, "f32");
+      std::printf(
+          "func.func @%s(%%q: %s, %%k: %s, %%v: %s%s) -> (%s, %s) {\n"
+          "  %%qo = arith.constant %lld : index\n"
+          "  %%ko = arith.constant %lld : index\n"
+          "  %%o, %%lse = cp.local_attention %%q, %%k, %%v offsets(%%qo, "
+          "%%ko)%s%s\n"
+          "      : %s, %s, %s%s -> %s, %s\n"
+          "  return %%o, %%lse : %s, %s\n}\n",
+          cs.name.c_str(), q.c_str(), k.c_str(), v.c_str(), maskArg.c_str(),
+          o.c_str(), l.c_str(), static_cast<long long>(cs.qOffset),
+          static_cast<long long>(cs.kvOffset), maskOperand.c_str(),
+          structured.c_str(),
+          q.c_str(), k.c_str(), v.c_str(), maskTypeSuffix.c_str(), o.c_str(),
+          l.c_str(), o.c_str(), l.c_str());
+      continue;
+    }
     std::printf("func.func @%s(%%q: %s, %%k: %s, %%v: %s%s) -> %s {\n"
                 "  %%o = cp.attention %%q, %%k, %%v%s on @cp grid_axes = [0]%s%s\n"
                 "      : %s, %s, %s%s -> %s\n"
@@ -400,8 +440,9 @@ Outcome runCase(const Config &c, const Case &cs, void *library, int rank) {
   cp::reference::Shape shape{c.batch, c.heads, c.kvHeads, s,
                              s,       c.headDim, c.valueDim};
   std::vector<double> expected(c.batch * c.heads * l * c.valueDim);
+  std::vector<double> expectedLse(c.batch * c.heads * l);
   auto allowed = [&](int64_t, int64_t h, int64_t i, int64_t j) {
-    if (!structuredAllows(cs, i, j))
+    if (!structuredAllows(cs, cs.qOffset + i, cs.kvOffset + j))
       return false;
     if (cs.explicitMask == Case::Explicit::globalBool ||
         cs.explicitMask == Case::Explicit::localBool)
@@ -424,7 +465,8 @@ Outcome runCase(const Config &c, const Case &cs, void *library, int rank) {
   cp::reference::attention<double>(shape, q.values.data(), k.values.data(),
                                    v.values.data(), expected.data(), rowBegin,
                                    rowBegin + l, 1.0 / std::sqrt(double(c.headDim)),
-                                   allowed, biasOf);
+                                   allowed, biasOf,
+                                   cs.lse ? expectedLse.data() : nullptr);
 
   // This rank's shards and mask.
   HostTensor qLocal = sliceRows(q, 2, rowBegin, l);
@@ -461,13 +503,29 @@ Outcome runCase(const Config &c, const Case &cs, void *library, int rank) {
   auto dm2 = mask.shape.size() == 2 ? describe<2>(mask) : Descriptor<2>{};
   void *dmask = mask.shape.size() == 4 ? static_cast<void *>(&dm4)
                                        : static_cast<void *>(&dm2);
+  std::vector<float> lse(expectedLse.size(), 0.0f);
+  Descriptor<3> dlse{lse.data(), lse.data(), 0,
+                     {c.batch, c.heads, l},
+                     {c.heads * l, l, 1}};
+  // Operands in order, then the results (out-parameters).
+  std::vector<void *> args{&dq, &dk, &dv};
+  if (cs.explicitMask != Case::Explicit::none)
+    args.push_back(dmask);
+  args.push_back(&dout);
+  if (cs.lse)
+    args.push_back(&dlse);
   auto call = [&] {
-    if (cs.explicitMask == Case::Explicit::none)
-      reinterpret_cast<void (*)(void *, void *, void *, void *)>(entry)(
-          &dq, &dk, &dv, &dout);
+    using Fn4 = void (*)(void *, void *, void *, void *);
+    using Fn5 = void (*)(void *, void *, void *, void *, void *);
+    using Fn6 = void (*)(void *, void *, void *, void *, void *, void *);
+    if (args.size() == 4)
+      reinterpret_cast<Fn4>(entry)(args[0], args[1], args[2], args[3]);
+    else if (args.size() == 5)
+      reinterpret_cast<Fn5>(entry)(args[0], args[1], args[2], args[3],
+                                   args[4]);
     else
-      reinterpret_cast<void (*)(void *, void *, void *, void *, void *)>(
-          entry)(&dq, &dk, &dv, dmask, &dout);
+      reinterpret_cast<Fn6>(entry)(args[0], args[1], args[2], args[3],
+                                   args[4], args[5]);
   };
 
   call(); // warm-up: communicators, page faults
@@ -484,6 +542,14 @@ Outcome runCase(const Config &c, const Case &cs, void *library, int rank) {
     double got = load(out, static_cast<int64_t>(i), type);
     double err = std::fabs(got - expected[i]);
     if (!(err <= result.maxError)) // NaN counts as infinitely wrong
+      result.maxError = std::isnan(err) ? INFINITY : err;
+  }
+  // A row that sees no key has lse = -inf on both sides; else the error.
+  for (size_t i = 0; i < expectedLse.size() && cs.lse; ++i) {
+    bool bothMasked = std::isinf(expectedLse[i]) && std::isinf(lse[i]) &&
+                      lse[i] < 0;
+    double err = bothMasked ? 0.0 : std::fabs(lse[i] - expectedLse[i]);
+    if (!(err <= result.maxError))
       result.maxError = std::isnan(err) ? INFINITY : err;
   }
   result.seconds = elapsed;
