@@ -21,8 +21,19 @@ using namespace cp::runtime;
 
 namespace {
 
-std::array<int64_t, CP_RT_NUM_COLLECTIVES> bytesSent{};
-std::array<int64_t, CP_RT_NUM_COLLECTIVES> callCount{};
+using Counters = std::array<int64_t, CP_RT_NUM_COLLECTIVES>;
+Counters bytesSent{};
+Counters callCount{};
+
+/// One kind's counter, or the sum over kinds for kind < 0.
+int64_t counterOf(const Counters &counters, int kind) {
+  if (kind >= 0 && kind < CP_RT_NUM_COLLECTIVES)
+    return counters[kind];
+  int64_t total = 0;
+  for (int64_t c : counters)
+    total += c;
+  return total;
+}
 
 constexpr int kMaxRank = 8;
 constexpr const char *kCollectiveNames[] = {"cp.all_gather", "cp.all_to_all",
@@ -357,23 +368,9 @@ CP_RT_DEFINE_COLLECTIVES(i16, 2)
 CP_RT_DEFINE_COLLECTIVES(i8, 1)
 CP_RT_DEFINE_COLLECTIVES(i1, 1)
 
-int64_t cp_rt_bytes_sent(int kind) {
-  if (kind >= 0 && kind < CP_RT_NUM_COLLECTIVES)
-    return bytesSent[kind];
-  int64_t total = 0;
-  for (int64_t b : bytesSent)
-    total += b;
-  return total;
-}
+int64_t cp_rt_bytes_sent(int kind) { return counterOf(bytesSent, kind); }
 
-int64_t cp_rt_calls(int kind) {
-  if (kind >= 0 && kind < CP_RT_NUM_COLLECTIVES)
-    return callCount[kind];
-  int64_t total = 0;
-  for (int64_t c : callCount)
-    total += c;
-  return total;
-}
+int64_t cp_rt_calls(int kind) { return counterOf(callCount, kind); }
 
 void cp_rt_reset_counters(void) {
   bytesSent.fill(0);

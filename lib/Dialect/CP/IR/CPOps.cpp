@@ -55,11 +55,8 @@ static void printSchemeKeyword(OpAsmPrinter &printer, Operation *,
   printSchemeBody(static_cast<AsmPrinter &>(printer), scheme);
 }
 
-#define GET_OP_CLASSES
-#include "cp/Dialect/CP/IR/CPOps.cpp.inc"
-
 //===----------------------------------------------------------------------===//
-// Process groups
+// Group sizes (used by the generated getGroupSize of every group op)
 //===----------------------------------------------------------------------===//
 
 static int64_t groupSizeOf(shard::GridOp grid, ArrayRef<int16_t> axes) {
@@ -72,6 +69,24 @@ static int64_t groupSizeOf(shard::GridOp grid, ArrayRef<int16_t> axes) {
   }
   return size;
 }
+
+template <typename GroupOp> static int64_t lookupGroupSize(GroupOp op) {
+  auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(
+      op.getOperation(), op.getGridAttr());
+  if (!grid)
+    return ShapedType::kDynamic;
+  for (int16_t axis : op.getGridAxes())
+    if (axis < 0 || axis >= grid.getRank())
+      return ShapedType::kDynamic;
+  return groupSizeOf(grid, op.getGridAxes());
+}
+
+#define GET_OP_CLASSES
+#include "cp/Dialect/CP/IR/CPOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Process groups
+//===----------------------------------------------------------------------===//
 
 /// Resolves `grid` and checks `axes` against it. Returns the group size
 /// (kDynamic when a named axis is dynamic), or failure after a diagnostic.
@@ -96,15 +111,12 @@ static FailureOr<int64_t> verifyGroup(Operation *op, FlatSymbolRefAttr gridRef,
   return groupSizeOf(grid, axes);
 }
 
-template <typename GroupOp> static int64_t lookupGroupSize(GroupOp op) {
-  auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(
-      op.getOperation(), op.getGridAttr());
-  if (!grid)
-    return ShapedType::kDynamic;
-  for (int16_t axis : op.getGridAxes())
-    if (axis < 0 || axis >= grid.getRank())
-      return ShapedType::kDynamic;
-  return groupSizeOf(grid, op.getGridAxes());
+/// The symbol-use check of ops whose shapes do not depend on the group size.
+template <typename GroupOp>
+static LogicalResult verifyGroupOnly(GroupOp op,
+                                     SymbolTableCollection &symbolTable) {
+  return failure(failed(verifyGroup(op, op.getGridAttr(), op.getGridAxes(),
+                                    symbolTable)));
 }
 
 //===----------------------------------------------------------------------===//
@@ -266,7 +278,6 @@ AttentionOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   return success();
 }
 
-int64_t AttentionOp::getGroupSize() { return lookupGroupSize(*this); }
 
 //===----------------------------------------------------------------------===//
 // LocalAttentionOp
@@ -424,7 +435,6 @@ AllGatherOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
                               getGatherAxis(), *groupSize);
 }
 
-int64_t AllGatherOp::getGroupSize() { return lookupGroupSize(*this); }
 
 OpFoldResult AllGatherOp::fold(FoldAdaptor) {
   if (getGroupSize() == 1 && getInput().getType() == getType())
@@ -479,7 +489,6 @@ LogicalResult AllToAllOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
                              getSplitAxis(), getConcatAxis(), *groupSize);
 }
 
-int64_t AllToAllOp::getGroupSize() { return lookupGroupSize(*this); }
 
 OpFoldResult AllToAllOp::fold(FoldAdaptor) {
   if (getGroupSize() == 1 && getInput().getType() == getType())
@@ -487,12 +496,11 @@ OpFoldResult AllToAllOp::fold(FoldAdaptor) {
   return {};
 }
 
-LogicalResult ExchangeOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  return failure(
-      failed(verifyGroup(*this, getGridAttr(), getGridAxes(), symbolTable)));
+LogicalResult
+ExchangeOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyGroupOnly(*this, symbolTable);
 }
 
-int64_t ExchangeOp::getGroupSize() { return lookupGroupSize(*this); }
 
 OpFoldResult ExchangeOp::fold(FoldAdaptor) {
   if (getGroupSize() == 1)
@@ -500,12 +508,11 @@ OpFoldResult ExchangeOp::fold(FoldAdaptor) {
   return {};
 }
 
-LogicalResult ShiftOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  return failure(
-      failed(verifyGroup(*this, getGridAttr(), getGridAxes(), symbolTable)));
+LogicalResult
+ShiftOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyGroupOnly(*this, symbolTable);
 }
 
-int64_t ShiftOp::getGroupSize() { return lookupGroupSize(*this); }
 
 OpFoldResult ShiftOp::fold(FoldAdaptor) {
   int64_t p = getGroupSize();
@@ -562,7 +569,6 @@ BufferAllGatherOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
                               *groupSize);
 }
 
-int64_t BufferAllGatherOp::getGroupSize() { return lookupGroupSize(*this); }
 
 LogicalResult BufferAllToAllOp::verify() {
   return verifyReshapingCollective(
@@ -581,7 +587,6 @@ BufferAllToAllOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
                              getConcatAxis(), *groupSize);
 }
 
-int64_t BufferAllToAllOp::getGroupSize() { return lookupGroupSize(*this); }
 
 /// exchange and shift move whole buffers: input and output shapes match.
 static LogicalResult verifySameShapeBuffers(Operation *op, ShapedType in,
@@ -604,11 +609,9 @@ LogicalResult BufferExchangeOp::verify() {
 
 LogicalResult
 BufferExchangeOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  return failure(
-      failed(verifyGroup(*this, getGridAttr(), getGridAxes(), symbolTable)));
+  return verifyGroupOnly(*this, symbolTable);
 }
 
-int64_t BufferExchangeOp::getGroupSize() { return lookupGroupSize(*this); }
 
 LogicalResult BufferShiftOp::verify() {
   return verifySameShapeBuffers(*this, getInput().getType(),
@@ -617,8 +620,6 @@ LogicalResult BufferShiftOp::verify() {
 
 LogicalResult
 BufferShiftOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  return failure(
-      failed(verifyGroup(*this, getGridAttr(), getGridAxes(), symbolTable)));
+  return verifyGroupOnly(*this, symbolTable);
 }
 
-int64_t BufferShiftOp::getGroupSize() { return lookupGroupSize(*this); }

@@ -25,11 +25,14 @@ class CP_GroupOp<string mnemonic, list<Trait> traits = []>
     FlatSymbolRefAttr:$grid,
     DenseI16ArrayAttr:$grid_axes
   );
-  code groupClassDeclaration = [{
+  let extraClassDeclaration = [{
     /// Number of processes in the group named by `grid` and `grid_axes`;
     /// ShapedType::kDynamic when a grid axis is dynamic or the grid cannot
     /// be resolved.
     int64_t getGroupSize();
+  }];
+  let extraClassDefinition = [{
+    int64_t $cppClass::getGroupSize() { return lookupGroupSize(*this); }
   }];
 }
 
@@ -87,7 +90,6 @@ def CP_AttentionOp : CP_GroupOp<"attention", [Pure]> {
     (`,` type($explicit_mask)^)? `->` type($result)
   }];
   let hasVerifier = 1;
-  let extraClassDeclaration = groupClassDeclaration;
 }
 
 def CP_LocalAttentionOp : CP_Op<"local_attention", [Pure]> {
@@ -192,7 +194,6 @@ def CP_AllGatherOp : CP_GroupOp<"all_gather", [Pure]> {
   }];
   let hasVerifier = 1;
   let hasFolder = 1;
-  let extraClassDeclaration = groupClassDeclaration;
 }
 
 def CP_AllToAllOp : CP_GroupOp<"all_to_all", [Pure]> {
@@ -219,7 +220,6 @@ def CP_AllToAllOp : CP_GroupOp<"all_to_all", [Pure]> {
   }];
   let hasVerifier = 1;
   let hasFolder = 1;
-  let extraClassDeclaration = groupClassDeclaration;
 }
 
 def CP_ExchangeOp : CP_GroupOp<"exchange", [Pure, AllTypesMatch<["input", "result"]>]> {
@@ -244,7 +244,6 @@ def CP_ExchangeOp : CP_GroupOp<"exchange", [Pure, AllTypesMatch<["input", "resul
     attr-dict `:` type($input)
   }];
   let hasFolder = 1;
-  let extraClassDeclaration = groupClassDeclaration;
 }
 
 def CP_ShiftOp : CP_GroupOp<"shift", [Pure, AllTypesMatch<["input", "result"]>]> {
@@ -266,7 +265,6 @@ def CP_ShiftOp : CP_GroupOp<"shift", [Pure, AllTypesMatch<["input", "result"]>]>
     attr-dict `:` type($input)
   }];
   let hasFolder = 1;
-  let extraClassDeclaration = groupClassDeclaration;
 }
 
 //===----------------------------------------------------------------------===//
@@ -370,7 +368,6 @@ class CP_BufferCollectiveOp<string mnemonic, string tensorForm,
                        "$grid_axes " # attrSyntax #
                        " attr-dict `:` type($input) `into` type($output)";
   let hasVerifier = 1;
-  let extraClassDeclaration = groupClassDeclaration;
 }
 
 def CP_BufferAllGatherOp : CP_BufferCollectiveOp<"all_gather", "cp.all_gather",
