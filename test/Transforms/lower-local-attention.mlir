@@ -7,6 +7,10 @@
 
 // OPTIONS: error: cp-lower-local-attention: tile-q (20) must be a multiple of vector-width * micro-vectors (8 * 2 = 16)
 
+// Nothing of size Lq x Lkv (40 x 100 here) is ever allocated.
+// RUN: cp-opt %s -cp-lower-local-attention -split-input-file | FileCheck %s --check-prefix=NO-LQ-LKV
+// NO-LQ-LKV-NOT: memref.alloc{{.*}}40x100
+
 // No mask, f32 K in place: K is read where it is; V is packed once into
 // panels of 16 lanes; one parallel iteration per (head, pair of q tiles)
 // holds Qt (D x 32), St (64 x 32), Acc (32 x 16) and three row vectors.
