@@ -53,6 +53,9 @@ struct Case {
   /// Global positions of the first query row and key column; with +lse the
   /// structured mask is evaluated at (qOffset + i, kvOffset + j).
   int64_t qOffset = 0, kvOffset = 0;
+  /// With +lse: attend the two halves of the keys separately and combine
+  /// them with cp.merge.
+  bool merge = false;
 };
 
 struct Config {
@@ -118,6 +121,8 @@ Case parseCase(const std::string &text) {
       c.explicitMask = Case::Explicit::globalBias;
     } else if (part == "lse") {
       c.lse = true;
+    } else if (part == "merge") {
+      c.merge = true;
     } else if (part.rfind("at:", 0) == 0) {
       if (std::sscanf(part.c_str(), "at:%lld:%lld",
                       reinterpret_cast<long long *>(&c.qOffset),
@@ -174,8 +179,9 @@ Config parseArgs(int argc, char **argv) {
     if (cs.lse && c.p != 1)
       usageError("+lse needs --P 1: only cp.local_attention returns the "
                  "log-sum-exp");
-    if ((cs.qOffset || cs.kvOffset) && !cs.lse)
-      usageError("+at:QO:KO needs +lse (it sets cp.local_attention offsets)");
+    if ((cs.qOffset || cs.kvOffset || cs.merge) && !cs.lse)
+      usageError("+at:QO:KO and +merge need +lse (they are about "
+                 "cp.local_attention)");
   }
   return c;
 }
@@ -205,60 +211,157 @@ std::vector<int64_t> maskShape(const Config &c, Case::Explicit kind) {
   return {};
 }
 
-void emitMlir(const Config &c) {
-  const char *t = c.typeName();
-  int64_t l = c.localLen();
-  std::string q = tensorType({c.batch, c.heads, l, c.headDim}, t);
-  std::string k = tensorType({c.batch, c.kvHeads, l, c.headDim}, t);
-  std::string v = tensorType({c.batch, c.kvHeads, l, c.valueDim}, t);
-  std::string o = tensorType({c.batch, c.heads, l, c.valueDim}, t);
-  std::printf("// cp-run-attention: B=%" PRId64 " H=%" PRId64 " Hkv=%" PRId64
-              " S=%" PRId64 " D=%" PRId64 " Dv=%" PRId64 " P=%" PRId64 " %s\n",
-              c.batch, c.heads, c.kvHeads, c.seq, c.headDim, c.valueDim, c.p, t);
-  std::printf("shard.grid @cp(shape = %" PRId64 ")\n", c.p);
-  for (const Case &cs : c.cases) {
-    std::string maskArg, maskOperand, maskTypeSuffix;
-    if (cs.explicitMask != Case::Explicit::none) {
-      std::string mt = tensorType(
-          maskShape(c, cs.explicitMask),
-          cs.explicitMask == Case::Explicit::globalBias ? t : "i1");
-      maskArg = ", %m: " + mt;
-      maskOperand = " explicit_mask %m";
-      maskTypeSuffix = ", " + mt;
-    }
-    std::string structured;
+/// Writes the IR of one case as a function. Operands: %q, %k, %v and, with
+/// an explicit mask, %m (this rank's shards, BHSD); results: the output
+/// and, with +lse, the log-sum-exp.
+class CaseEmitter {
+public:
+  CaseEmitter(const Config &c, const Case &cs) : c(c), cs(cs) {
+    const char *t = c.typeName();
+    int64_t l = c.localLen();
+    qType = tensorType({c.batch, c.heads, l, c.headDim}, t);
+    kType = tensorType({c.batch, c.kvHeads, l, c.headDim}, t);
+    vType = tensorType({c.batch, c.kvHeads, l, c.valueDim}, t);
+    oType = tensorType({c.batch, c.heads, l, c.valueDim}, t);
+    lseType = tensorType({c.batch, c.heads, l}, "f32");
+    if (cs.explicitMask != Case::Explicit::none)
+      maskType = tensorType(maskShape(c, cs.explicitMask),
+                            cs.explicitMask == Case::Explicit::globalBias
+                                ? t
+                                : "i1");
     if (cs.structured == "causal")
       structured = " mask = causal";
     else if (cs.structured == "window")
       structured = " mask = sliding_window(" + std::to_string(cs.window) + ")";
-    std::string scheme = c.scheme.empty() ? "" : " scheme = " + c.scheme;
-    if (cs.lse) {
-      std::string l = tensorType({c.batch, c.heads, c.localLen()}, "f32");
-      std::printf(
-          "func.func @%s(%%q: %s, %%k: %s, %%v: %s%s) -> (%s, %s) {\n"
-          "  %%qo = arith.constant %lld : index\n"
-          "  %%ko = arith.constant %lld : index\n"
-          "  %%o, %%lse = cp.local_attention %%q, %%k, %%v offsets(%%qo, "
-          "%%ko)%s%s\n"
-          "      : %s, %s, %s%s -> %s, %s\n"
-          "  return %%o, %%lse : %s, %s\n}\n",
-          cs.name.c_str(), q.c_str(), k.c_str(), v.c_str(), maskArg.c_str(),
-          o.c_str(), l.c_str(), static_cast<long long>(cs.qOffset),
-          static_cast<long long>(cs.kvOffset), maskOperand.c_str(),
-          structured.c_str(),
-          q.c_str(), k.c_str(), v.c_str(), maskTypeSuffix.c_str(), o.c_str(),
-          l.c_str(), o.c_str(), l.c_str());
-      continue;
-    }
-    std::printf("func.func @%s(%%q: %s, %%k: %s, %%v: %s%s) -> %s {\n"
-                "  %%o = cp.attention %%q, %%k, %%v%s on @cp grid_axes = [0]%s%s\n"
-                "      : %s, %s, %s%s -> %s\n"
-                "  return %%o : %s\n}\n",
-                cs.name.c_str(), q.c_str(), k.c_str(), v.c_str(),
-                maskArg.c_str(), o.c_str(), maskOperand.c_str(),
-                structured.c_str(), scheme.c_str(), q.c_str(), k.c_str(),
-                v.c_str(), maskTypeSuffix.c_str(), o.c_str(), o.c_str());
   }
+
+  std::string emit() const {
+    std::string body;
+    if (!cs.lse)
+      body = shardedAttention();
+    else if (!cs.merge)
+      body = localAttention("%q", "%k", "%v", "%m", "%qo", "%ko", c.seq, "%o",
+                            "%lse") +
+             "  return %o, %lse : " + oType + ", " + lseType + "\n";
+    else
+      body = mergedHalves();
+    std::string results =
+        cs.lse ? "(" + oType + ", " + lseType + ")" : oType;
+    std::string offsets;
+    if (cs.lse)
+      offsets = "  %qo = arith.constant " + std::to_string(cs.qOffset) +
+                " : index\n  %ko = arith.constant " +
+                std::to_string(cs.kvOffset) + " : index\n";
+    return "func.func @" + cs.name + "(%q: " + qType + ", %k: " + kType +
+           ", %v: " + vType + (maskType.empty() ? "" : ", %m: " + maskType) +
+           ") -> " + results + " {\n" + offsets + body + "}\n";
+  }
+
+private:
+  /// cp.attention on the CP group; a scheme pass decides how.
+  std::string shardedAttention() const {
+    std::string scheme = c.scheme.empty() ? "" : " scheme = " + c.scheme;
+    std::string mask = maskType.empty() ? "" : " explicit_mask %m";
+    return "  %o = cp.attention %q, %k, %v" + mask +
+           " on @cp grid_axes = [0]" + structured + scheme + "\n      : " +
+           qType + ", " + kType + ", " + vType +
+           (maskType.empty() ? "" : ", " + maskType) + " -> " + oType +
+           "\n  return %o : " + oType + "\n";
+  }
+
+  /// `o`, `lse` = cp.local_attention of `q` against the `keys` keys and
+  /// values `k`, `v` (and mask `m`) at offsets (`qo`, `ko`).
+  std::string localAttention(const std::string &q, const std::string &k,
+                             const std::string &v, const std::string &m,
+                             const std::string &qo, const std::string &ko,
+                             int64_t keys, const std::string &o,
+                             const std::string &lse) const {
+    const char *t = c.typeName();
+    std::string kt = tensorType({c.batch, c.kvHeads, keys, c.headDim}, t);
+    std::string vt = tensorType({c.batch, c.kvHeads, keys, c.valueDim}, t);
+    std::string mask, mt;
+    if (!maskType.empty()) {
+      std::vector<int64_t> shape = maskShape(c, cs.explicitMask);
+      shape.back() = keys;
+      mt = tensorType(shape, cs.explicitMask == Case::Explicit::globalBias
+                                 ? t
+                                 : "i1");
+      mask = " explicit_mask " + m;
+    }
+    return "  " + o + ", " + lse + " = cp.local_attention " + q + ", " + k +
+           ", " + v + " offsets(" + qo + ", " + ko + ")" + mask + structured +
+           "\n      : " + qType + ", " + kt + ", " + vt +
+           (mt.empty() ? "" : ", " + mt) + " -> " + oType + ", " + lseType +
+           "\n";
+  }
+
+  /// The keys split in two halves, attended separately and merged with
+  /// cp.merge: the building block of ring attention.
+  std::string mergedHalves() const {
+    const char *t = c.typeName();
+    int64_t s = c.seq, first = s / 2, second = s - first;
+    auto slice4 = [&](const std::string &name, const std::string &src,
+                      const std::string &srcType, int64_t d, int64_t begin,
+                      int64_t count) {
+      return "  " + name + " = tensor.extract_slice " + src + "[0, 0, " +
+             std::to_string(begin) + ", 0] [" + std::to_string(c.batch) +
+             ", " + std::to_string(c.kvHeads) + ", " + std::to_string(count) +
+             ", " + std::to_string(d) + "] [1, 1, 1, 1] : " + srcType +
+             " to " + tensorType({c.batch, c.kvHeads, count, d}, t) + "\n";
+    };
+    std::string text = slice4("%k0", "%k", kType, c.headDim, 0, first) +
+                       slice4("%k1", "%k", kType, c.headDim, first, second) +
+                       slice4("%v0", "%v", vType, c.valueDim, 0, first) +
+                       slice4("%v1", "%v", vType, c.valueDim, first, second);
+    if (!maskType.empty()) {
+      // Split the mask's key (last) dim the same way.
+      std::vector<int64_t> shape = maskShape(c, cs.explicitMask);
+      const char *mt =
+          cs.explicitMask == Case::Explicit::globalBias ? t : "i1";
+      auto sliceMask = [&](const std::string &name, int64_t begin,
+                           int64_t count) {
+        std::string offsets, sizes, strides;
+        for (size_t d = 0; d < shape.size(); ++d) {
+          bool last = d + 1 == shape.size();
+          offsets += (d ? ", " : "") + std::to_string(last ? begin : 0);
+          sizes += (d ? ", " : "") +
+                   std::to_string(last ? count : shape[d]);
+          strides += d ? ", 1" : "1";
+        }
+        std::vector<int64_t> out = shape;
+        out.back() = count;
+        return "  " + name + " = tensor.extract_slice %m[" + offsets + "] [" +
+               sizes + "] [" + strides + "] : " + maskType + " to " +
+               tensorType(out, mt) + "\n";
+      };
+      text += sliceMask("%m0", 0, first) + sliceMask("%m1", first, second);
+    }
+    text += "  %ko1 = arith.addi %ko, %c_half : index\n";
+    text = "  %c_half = arith.constant " + std::to_string(first) +
+           " : index\n" + text;
+    text += localAttention("%q", "%k0", "%v0", "%m0", "%qo", "%ko", first,
+                           "%o0", "%l0") +
+            localAttention("%q", "%k1", "%v1", "%m1", "%qo", "%ko1", second,
+                           "%o1", "%l1") +
+            "  %o, %lse = cp.merge %o0, %l0, %o1, %l1 : " + oType + ", " +
+            lseType + "\n  return %o, %lse : " + oType + ", " + lseType +
+            "\n";
+    return text;
+  }
+
+  const Config &c;
+  const Case &cs;
+  std::string qType, kType, vType, oType, lseType, maskType, structured;
+};
+
+void emitMlir(const Config &c) {
+  std::printf("// cp-run-attention: B=%" PRId64 " H=%" PRId64 " Hkv=%" PRId64
+              " S=%" PRId64 " D=%" PRId64 " Dv=%" PRId64 " P=%" PRId64 " %s\n",
+              c.batch, c.heads, c.kvHeads, c.seq, c.headDim, c.valueDim, c.p,
+              c.typeName());
+  std::printf("shard.grid @cp(shape = %" PRId64 ")\n", c.p);
+  for (const Case &cs : c.cases)
+    std::printf("%s", CaseEmitter(c, cs).emit().c_str());
 }
 
 //===----------------------------------------------------------------------===//
