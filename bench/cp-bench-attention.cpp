@@ -50,16 +50,17 @@ void emitMlir() {
               (long long)kBatch, (long long)kHeads);
   for (const BenchCase &c : cases()) {
     std::string t = "tensor<" + std::to_string(kBatch) + "x" +
-                    std::to_string(kHeads) + "x" + std::to_string(c.seq) +
-                    "x" + std::to_string(c.headDim) + "xf32>";
-    std::printf("func.func @%s(%%q: %s, %%k: %s, %%v: %s) -> %s {\n"
-                "  %%c0 = arith.constant 0 : index\n"
-                "  %%o = cp.local_attention %%q, %%k, %%v offsets(%%c0, %%c0)%s\n"
-                "      : %s, %s, %s -> %s\n"
-                "  return %%o : %s\n}\n",
-                c.name().c_str(), t.c_str(), t.c_str(), t.c_str(), t.c_str(),
-                c.causal ? " mask = causal" : "", t.c_str(), t.c_str(),
-                t.c_str(), t.c_str(), t.c_str());
+                    std::to_string(kHeads) + "x" + std::to_string(c.seq) + "x" +
+                    std::to_string(c.headDim) + "xf32>";
+    std::printf(
+        "func.func @%s(%%q: %s, %%k: %s, %%v: %s) -> %s {\n"
+        "  %%c0 = arith.constant 0 : index\n"
+        "  %%o = cp.local_attention %%q, %%k, %%v offsets(%%c0, %%c0)%s\n"
+        "      : %s, %s, %s -> %s\n"
+        "  return %%o : %s\n}\n",
+        c.name().c_str(), t.c_str(), t.c_str(), t.c_str(), t.c_str(),
+        c.causal ? " mask = causal" : "", t.c_str(), t.c_str(), t.c_str(),
+        t.c_str(), t.c_str());
   }
 }
 
@@ -111,7 +112,10 @@ template <int R> struct Descriptor {
 };
 
 Descriptor<4> describe(std::vector<float> &data, int64_t s, int64_t d) {
-  return {data.data(), data.data(), 0, {kBatch, kHeads, s, d},
+  return {data.data(),
+          data.data(),
+          0,
+          {kBatch, kHeads, s, d},
           {kHeads * s * d, s * d, d, 1}};
 }
 

@@ -1,4 +1,5 @@
-//===- CPUPipeline.cpp - cp-lower-to-cpu -----------------------------------===//
+//===- CPUPipeline.cpp - cp-lower-to-cpu
+//-----------------------------------===//
 //
 // cp tensor IR to the LLVM dialect for CPU ranks under MPI. The pass list
 // is the design of docs/Lowering.md, written as the textual pipeline a user
@@ -24,12 +25,13 @@ void mlir::cp::buildCPULoweringPipeline(OpPassManager &pm,
      // Tensors to buffers; results become out-parameters (the C ABI).
      << "one-shot-bufferize{bufferize-function-boundaries "
         "function-boundary-type-conversion=identity-layout-map},"
-     << "buffer-results-to-out-params{hoist-static-allocs modify-public-functions},canonicalize,"
+     << "buffer-results-to-out-params{hoist-static-allocs "
+        "modify-public-functions},canonicalize,"
      << "buffer-deallocation-pipeline,"
      // cp buffer ops to loops and runtime calls.
      << "cp-lower-local-attention{tile-q=" << options.tileQ
-     << " tile-kv=" << options.tileKv << " vector-width="
-     << options.vectorWidth << " micro-rows=" << options.microRows
+     << " tile-kv=" << options.tileKv << " vector-width=" << options.vectorWidth
+     << " micro-rows=" << options.microRows
      << " micro-vectors=" << options.microVectors << "},"
      << "convert-cp-to-mpi,convert-linalg-to-loops,"
      << (options.threads ? "convert-scf-to-openmp," : "")

@@ -116,9 +116,8 @@ struct Call {
     if (view.isContiguous())
       return view.base;
     storage.resize(view.numBytes());
-    copyElements(view,
-                 StridedView::contiguous(storage.data(), view.sizes,
-                                         view.elementBytes));
+    copyElements(view, StridedView::contiguous(storage.data(), view.sizes,
+                                               view.elementBytes));
     return storage.data();
   }
 
@@ -177,11 +176,10 @@ void allGather(Call c, int64_t axis) {
            c.label, "MPI_Allgather");
   if (!direct)
     for (int r = 0; r < p; ++r)
-      copyElements(StridedView::contiguous(recvStorage.data() + r * blockBytes,
-                                           c.input.sizes,
-                                           c.input.elementBytes),
-                   c.output.slice(axis, r * c.input.sizes[axis],
-                                  c.input.sizes[axis]));
+      copyElements(
+          StridedView::contiguous(recvStorage.data() + r * blockBytes,
+                                  c.input.sizes, c.input.elementBytes),
+          c.output.slice(axis, r * c.input.sizes[axis], c.input.sizes[axis]));
   bytesSent[CP_RT_ALL_GATHER] += blockBytes * (p - 1);
 }
 
@@ -206,16 +204,15 @@ void allToAll(Call c, int64_t split, int64_t concat) {
   int64_t partBytes = StridedView::contiguous(nullptr, part, eb).numBytes();
   std::vector<char> send(partBytes * p), recv(partBytes * p);
   for (int r = 0; r < p; ++r)
-    copyElements(c.input.slice(split, r * part[split], part[split]),
-                 StridedView::contiguous(send.data() + r * partBytes, part,
-                                         eb));
+    copyElements(
+        c.input.slice(split, r * part[split], part[split]),
+        StridedView::contiguous(send.data() + r * partBytes, part, eb));
   checkMpi(MPI_Alltoall(send.data(), c.count(partBytes), MPI_BYTE, recv.data(),
                         c.count(partBytes), MPI_BYTE, c.group->comm),
            c.label, "MPI_Alltoall");
   for (int r = 0; r < p; ++r)
-    copyElements(
-        StridedView::contiguous(recv.data() + r * partBytes, part, eb),
-        c.output.slice(concat, r * part[concat], part[concat]));
+    copyElements(StridedView::contiguous(recv.data() + r * partBytes, part, eb),
+                 c.output.slice(concat, r * part[concat], part[concat]));
   bytesSent[CP_RT_ALL_TO_ALL] += partBytes * (p - 1);
 }
 
@@ -239,9 +236,9 @@ void sendReceive(Call c, int to, int from, int tag) {
                         MPI_STATUS_IGNORE),
            c.label, "MPI_Sendrecv");
   if (recv != c.output.base)
-    copyElements(StridedView::contiguous(recv, c.input.sizes,
-                                         c.input.elementBytes),
-                 c.output);
+    copyElements(
+        StridedView::contiguous(recv, c.input.sizes, c.input.elementBytes),
+        c.output);
   bytesSent[c.kind] += bytes;
 }
 
@@ -315,47 +312,46 @@ int64_t cp_rt_group(int64_t nameRank, void *name, int64_t specRank,
 int64_t cp_rt_grid_coord(int64_t nameRank, void *name, int64_t specRank,
                          void *spec, int64_t axis) {
   std::string grid = nameOf(nameRank, name);
-  std::vector<int64_t> shape =
-      gridShape("shard.process_multi_index on @" + grid, grid,
-                specOf(specRank, spec));
+  std::vector<int64_t> shape = gridShape(
+      "shard.process_multi_index on @" + grid, grid, specOf(specRank, spec));
   if (axis < 0 || axis >= static_cast<int64_t>(shape.size()))
     failHere("shard.process_multi_index on @" + grid,
              "axis " + std::to_string(axis) + " is out of range");
   return gridCoordinates(shape)[axis];
 }
 
-int64_t cp_rt_grid_linear_index(int64_t nameRank, void *name,
-                                int64_t specRank, void *spec) {
+int64_t cp_rt_grid_linear_index(int64_t nameRank, void *name, int64_t specRank,
+                                void *spec) {
   std::string grid = nameOf(nameRank, name);
   gridShape("shard.process_linear_index on @" + grid, grid,
             specOf(specRank, spec));
   return ensureMpi();
 }
 
-#define CP_RT_DEFINE_COLLECTIVES(T, BYTES)                                    \
-  void cp_rt_all_gather_##T(int64_t group, int64_t inRank, void *in,          \
-                            int64_t outRank, void *out, int64_t gatherAxis) { \
-    allGather(Call(CP_RT_ALL_GATHER, group, inRank, in, outRank, out, BYTES,  \
-                   #T, gatherAxis),                                           \
-              gatherAxis);                                                    \
-  }                                                                           \
-  void cp_rt_all_to_all_##T(int64_t group, int64_t inRank, void *in,          \
-                            int64_t outRank, void *out, int64_t splitAxis,    \
-                            int64_t concatAxis) {                             \
-    allToAll(Call(CP_RT_ALL_TO_ALL, group, inRank, in, outRank, out, BYTES,   \
-                  #T, splitAxis, concatAxis),                                 \
-             splitAxis, concatAxis);                                          \
-  }                                                                           \
-  void cp_rt_exchange_mirror_##T(int64_t group, int64_t inRank, void *in,     \
-                                 int64_t outRank, void *out) {                \
-    exchangeMirror(                                                           \
-        Call(CP_RT_EXCHANGE, group, inRank, in, outRank, out, BYTES, #T));    \
-  }                                                                           \
-  void cp_rt_shift_##T(int64_t group, int64_t inRank, void *in,               \
-                       int64_t outRank, void *out, int64_t offset) {          \
-    shift(Call(CP_RT_SHIFT, group, inRank, in, outRank, out, BYTES, #T,       \
-               offset),                                                       \
-          offset);                                                            \
+#define CP_RT_DEFINE_COLLECTIVES(T, BYTES)                                     \
+  void cp_rt_all_gather_##T(int64_t group, int64_t inRank, void *in,           \
+                            int64_t outRank, void *out, int64_t gatherAxis) {  \
+    allGather(Call(CP_RT_ALL_GATHER, group, inRank, in, outRank, out, BYTES,   \
+                   #T, gatherAxis),                                            \
+              gatherAxis);                                                     \
+  }                                                                            \
+  void cp_rt_all_to_all_##T(int64_t group, int64_t inRank, void *in,           \
+                            int64_t outRank, void *out, int64_t splitAxis,     \
+                            int64_t concatAxis) {                              \
+    allToAll(Call(CP_RT_ALL_TO_ALL, group, inRank, in, outRank, out, BYTES,    \
+                  #T, splitAxis, concatAxis),                                  \
+             splitAxis, concatAxis);                                           \
+  }                                                                            \
+  void cp_rt_exchange_mirror_##T(int64_t group, int64_t inRank, void *in,      \
+                                 int64_t outRank, void *out) {                 \
+    exchangeMirror(                                                            \
+        Call(CP_RT_EXCHANGE, group, inRank, in, outRank, out, BYTES, #T));     \
+  }                                                                            \
+  void cp_rt_shift_##T(int64_t group, int64_t inRank, void *in,                \
+                       int64_t outRank, void *out, int64_t offset) {           \
+    shift(                                                                     \
+        Call(CP_RT_SHIFT, group, inRank, in, outRank, out, BYTES, #T, offset), \
+        offset);                                                               \
   }
 
 CP_RT_DEFINE_COLLECTIVES(f64, 8)

@@ -58,10 +58,9 @@ int cp::runtime::ensureMpi() {
   return worldRank;
 }
 
-void cp::runtime::failHere(const std::string &call,
-                           const std::string &reason) {
-  std::fprintf(stderr, "cp-runtime: rank %d: %s: %s\n", worldRank,
-               call.c_str(), reason.c_str());
+void cp::runtime::failHere(const std::string &call, const std::string &reason) {
+  std::fprintf(stderr, "cp-runtime: rank %d: %s: %s\n", worldRank, call.c_str(),
+               reason.c_str());
   std::fflush(stderr);
   MPI_Abort(MPI_COMM_WORLD, 1);
   std::exit(1);
@@ -69,8 +68,8 @@ void cp::runtime::failHere(const std::string &call,
 
 void cp::runtime::failOnEveryRank(const Group &group, const std::string &call,
                                   const std::string &reason) {
-  std::fprintf(stderr, "cp-runtime: rank %d: %s: %s\n", worldRank,
-               call.c_str(), reason.c_str());
+  std::fprintf(stderr, "cp-runtime: rank %d: %s: %s\n", worldRank, call.c_str(),
+               reason.c_str());
   std::fflush(stderr);
   // Every rank of the group prints before any of them stops the others.
   MPI_Barrier(group.comm);

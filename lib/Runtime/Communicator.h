@@ -42,8 +42,7 @@ void checkMpi(int code, const std::string &call, const char *mpiFunction);
 
 /// The grid of `name`, read from a [rank, shape..., nAxes, axes...] spec;
 /// fails on every rank unless the world has exactly prod(shape) processes.
-std::vector<int64_t> gridShape(const std::string &call,
-                               const std::string &name,
+std::vector<int64_t> gridShape(const std::string &call, const std::string &name,
                                const std::vector<int64_t> &spec);
 
 /// The handle of the group of `axes` in a [rank, shape..., nAxes, axes...]

@@ -84,8 +84,7 @@ static void copyDim(const StridedView &from, const StridedView &to, int64_t d,
             dst + i * to.strides[d] * eb);
 }
 
-void cp::runtime::copyElements(const StridedView &from,
-                               const StridedView &to) {
+void cp::runtime::copyElements(const StridedView &from, const StridedView &to) {
   if (from.numElements() == 0)
     return;
   if (from.rank() == 0) {

@@ -16,10 +16,10 @@
 namespace cp::runtime {
 
 struct StridedView {
-  char *base = nullptr;          // first element
+  char *base = nullptr; // first element
   int64_t elementBytes = 0;
-  std::vector<int64_t> sizes;    // elements per dim
-  std::vector<int64_t> strides;  // in elements
+  std::vector<int64_t> sizes;   // elements per dim
+  std::vector<int64_t> strides; // in elements
 
   /// Reads a ranked MLIR descriptor {allocated, aligned, offset, sizes[rank],
   /// strides[rank]} as passed inside an unranked memref.

@@ -1,4 +1,5 @@
-//===- ReferenceAttention.h - plain full attention, the ground truth --*- C++ -*-===//
+//===- ReferenceAttention.h - plain full attention, the ground truth --*- C++
+//-*-===//
 //
 // Single-device attention written the obvious way: for each query row, all
 // S scores, the masked softmax over them, the weighted sum of V. It shares
@@ -43,9 +44,9 @@ void attention(const Shape &s, const T *q, const T *k, const T *v, T *out,
       const T *vHead = v + (b * s.kvHeads + hk) * s.keys * s.valueDim;
       for (int64_t i = rowBegin; i < rowEnd; ++i) {
         const T *qRow = q + ((b * s.heads + h) * s.queries + i) * s.headDim;
-        T *oRow = out + ((b * s.heads + h) * (rowEnd - rowBegin) +
-                         (i - rowBegin)) *
-                            s.valueDim;
+        T *oRow =
+            out + ((b * s.heads + h) * (rowEnd - rowBegin) + (i - rowBegin)) *
+                      s.valueDim;
         T max = -std::numeric_limits<T>::infinity();
         for (int64_t j = 0; j < s.keys; ++j) {
           visible[j] = allowed(b, h, i, j);

@@ -45,8 +45,12 @@ struct Case {
   std::string name;
   std::string structured = "none"; // none, causal, window
   int64_t window = 0;
-  enum class Explicit { none, globalBool, localBool, globalBias } explicitMask =
-      Explicit::none;
+  enum class Explicit {
+    none,
+    globalBool,
+    localBool,
+    globalBias
+  } explicitMask = Explicit::none;
   /// Also return and check the per-row log-sum-exp (cp.local_attention's
   /// second result; single process only).
   bool lse = false;
@@ -71,14 +75,16 @@ struct Config {
 
   int64_t localLen() const { return seq / p; }
   const char *typeName() const {
-    return type == ElementType::f32 ? "f32"
-                                    : type == ElementType::f16 ? "f16" : "bf16";
+    return type == ElementType::f32   ? "f32"
+           : type == ElementType::f16 ? "f16"
+                                      : "bf16";
   }
   /// Max abs error allowed: f32 arithmetic, plus one rounding of the output
   /// to the storage type (|O| <= max |V| = 1).
   double defaultTolerance() const {
-    return type == ElementType::f32 ? 1e-5
-                                    : type == ElementType::f16 ? 1e-3 : 8e-3;
+    return type == ElementType::f32   ? 1e-5
+           : type == ElementType::f16 ? 1e-3
+                                      : 8e-3;
   }
 };
 
@@ -144,33 +150,52 @@ Config parseArgs(int argc, char **argv) {
   };
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--P") c.p = number(i);
-    else if (a == "--B") c.batch = number(i);
-    else if (a == "--H") c.heads = number(i);
-    else if (a == "--Hkv") c.kvHeads = number(i);
-    else if (a == "--S") c.seq = number(i);
-    else if (a == "--D") c.headDim = number(i);
-    else if (a == "--Dv") c.valueDim = number(i);
-    else if (a == "--repeat") c.repeat = static_cast<int>(number(i));
-    else if (a == "--expect-bytes") c.expectBytes = number(i);
-    else if (a == "--emit-mlir") c.emitMlir = true;
-    else if (a == "--case" && i + 1 < argc) c.cases.push_back(parseCase(argv[++i]));
-    else if (a == "--lib" && i + 1 < argc) c.lib = argv[++i];
-    else if (a == "--scheme" && i + 1 < argc) c.scheme = argv[++i];
-    else if (a == "--tol" && i + 1 < argc) c.tolerance = std::atof(argv[++i]);
+    if (a == "--P")
+      c.p = number(i);
+    else if (a == "--B")
+      c.batch = number(i);
+    else if (a == "--H")
+      c.heads = number(i);
+    else if (a == "--Hkv")
+      c.kvHeads = number(i);
+    else if (a == "--S")
+      c.seq = number(i);
+    else if (a == "--D")
+      c.headDim = number(i);
+    else if (a == "--Dv")
+      c.valueDim = number(i);
+    else if (a == "--repeat")
+      c.repeat = static_cast<int>(number(i));
+    else if (a == "--expect-bytes")
+      c.expectBytes = number(i);
+    else if (a == "--emit-mlir")
+      c.emitMlir = true;
+    else if (a == "--case" && i + 1 < argc)
+      c.cases.push_back(parseCase(argv[++i]));
+    else if (a == "--lib" && i + 1 < argc)
+      c.lib = argv[++i];
+    else if (a == "--scheme" && i + 1 < argc)
+      c.scheme = argv[++i];
+    else if (a == "--tol" && i + 1 < argc)
+      c.tolerance = std::atof(argv[++i]);
     else if (a == "--dtype" && i + 1 < argc) {
       std::string t = argv[++i];
-      if (t == "f32") c.type = ElementType::f32;
-      else if (t == "f16") c.type = ElementType::f16;
-      else if (t == "bf16") c.type = ElementType::bf16;
-      else usageError("--dtype must be f32, f16 or bf16, got '" + t + "'");
-    } else usageError("unknown or incomplete argument '" + a + "'");
+      if (t == "f32")
+        c.type = ElementType::f32;
+      else if (t == "f16")
+        c.type = ElementType::f16;
+      else if (t == "bf16")
+        c.type = ElementType::bf16;
+      else
+        usageError("--dtype must be f32, f16 or bf16, got '" + t + "'");
+    } else
+      usageError("unknown or incomplete argument '" + a + "'");
   }
   if (c.cases.empty())
     usageError("give at least one --case");
   if (c.p <= 0 || c.seq % c.p != 0)
-    usageError("--S (" + std::to_string(c.seq) + ") must be a multiple of --P (" +
-               std::to_string(c.p) + ")");
+    usageError("--S (" + std::to_string(c.seq) +
+               ") must be a multiple of --P (" + std::to_string(c.p) + ")");
   if (c.kvHeads <= 0 || c.heads % c.kvHeads != 0)
     usageError("--H must be a multiple of --Hkv");
   if (!c.emitMlir && c.lib.empty())
@@ -225,10 +250,9 @@ public:
     oType = tensorType({c.batch, c.heads, l, c.valueDim}, t);
     lseType = tensorType({c.batch, c.heads, l}, "f32");
     if (cs.explicitMask != Case::Explicit::none)
-      maskType = tensorType(maskShape(c, cs.explicitMask),
-                            cs.explicitMask == Case::Explicit::globalBias
-                                ? t
-                                : "i1");
+      maskType =
+          tensorType(maskShape(c, cs.explicitMask),
+                     cs.explicitMask == Case::Explicit::globalBias ? t : "i1");
     if (cs.structured == "causal")
       structured = " mask = causal";
     else if (cs.structured == "window")
@@ -245,8 +269,7 @@ public:
              "  return %o, %lse : " + oType + ", " + lseType + "\n";
     else
       body = mergedHalves();
-    std::string results =
-        cs.lse ? "(" + oType + ", " + lseType + ")" : oType;
+    std::string results = cs.lse ? "(" + oType + ", " + lseType + ")" : oType;
     std::string offsets;
     if (cs.lse)
       offsets = "  %qo = arith.constant " + std::to_string(cs.qOffset) +
@@ -262,10 +285,9 @@ private:
   std::string shardedAttention() const {
     std::string scheme = c.scheme.empty() ? "" : " scheme = " + c.scheme;
     std::string mask = maskType.empty() ? "" : " explicit_mask %m";
-    return "  %o = cp.attention %q, %k, %v" + mask +
-           " on @cp grid_axes = [0]" + structured + scheme + "\n      : " +
-           qType + ", " + kType + ", " + vType +
-           (maskType.empty() ? "" : ", " + maskType) + " -> " + oType +
+    return "  %o = cp.attention %q, %k, %v" + mask + " on @cp grid_axes = [0]" +
+           structured + scheme + "\n      : " + qType + ", " + kType + ", " +
+           vType + (maskType.empty() ? "" : ", " + maskType) + " -> " + oType +
            "\n  return %o : " + oType + "\n";
   }
 
@@ -283,9 +305,8 @@ private:
     if (!maskType.empty()) {
       std::vector<int64_t> shape = maskShape(c, cs.explicitMask);
       shape.back() = keys;
-      mt = tensorType(shape, cs.explicitMask == Case::Explicit::globalBias
-                                 ? t
-                                 : "i1");
+      mt = tensorType(shape,
+                      cs.explicitMask == Case::Explicit::globalBias ? t : "i1");
       mask = " explicit_mask " + m;
     }
     return "  " + o + ", " + lse + " = cp.local_attention " + q + ", " + k +
@@ -304,10 +325,10 @@ private:
                       const std::string &srcType, int64_t d, int64_t begin,
                       int64_t count) {
       return "  " + name + " = tensor.extract_slice " + src + "[0, 0, " +
-             std::to_string(begin) + ", 0] [" + std::to_string(c.batch) +
-             ", " + std::to_string(c.kvHeads) + ", " + std::to_string(count) +
-             ", " + std::to_string(d) + "] [1, 1, 1, 1] : " + srcType +
-             " to " + tensorType({c.batch, c.kvHeads, count, d}, t) + "\n";
+             std::to_string(begin) + ", 0] [" + std::to_string(c.batch) + ", " +
+             std::to_string(c.kvHeads) + ", " + std::to_string(count) + ", " +
+             std::to_string(d) + "] [1, 1, 1, 1] : " + srcType + " to " +
+             tensorType({c.batch, c.kvHeads, count, d}, t) + "\n";
     };
     std::string text = slice4("%k0", "%k", kType, c.headDim, 0, first) +
                        slice4("%k1", "%k", kType, c.headDim, first, second) +
@@ -316,16 +337,14 @@ private:
     if (!maskType.empty()) {
       // Split the mask's key (last) dim the same way.
       std::vector<int64_t> shape = maskShape(c, cs.explicitMask);
-      const char *mt =
-          cs.explicitMask == Case::Explicit::globalBias ? t : "i1";
+      const char *mt = cs.explicitMask == Case::Explicit::globalBias ? t : "i1";
       auto sliceMask = [&](const std::string &name, int64_t begin,
                            int64_t count) {
         std::string offsets, sizes, strides;
         for (size_t d = 0; d < shape.size(); ++d) {
           bool last = d + 1 == shape.size();
           offsets += (d ? ", " : "") + std::to_string(last ? begin : 0);
-          sizes += (d ? ", " : "") +
-                   std::to_string(last ? count : shape[d]);
+          sizes += (d ? ", " : "") + std::to_string(last ? count : shape[d]);
           strides += d ? ", 1" : "1";
         }
         std::vector<int64_t> out = shape;
@@ -344,8 +363,7 @@ private:
             localAttention("%q", "%k1", "%v1", "%m1", "%qo", "%ko1", second,
                            "%o1", "%l1") +
             "  %o, %lse = cp.merge %o0, %l0, %o1, %l1 : " + oType + ", " +
-            lseType + "\n  return %o, %lse : " + oType + ", " + lseType +
-            "\n";
+            lseType + "\n  return %o, %lse : " + oType + ", " + lseType + "\n";
     return text;
   }
 
@@ -540,7 +558,7 @@ Outcome runCase(const Config &c, const Case &cs, void *library, int rank) {
 
   // Reference rows of this rank, in double.
   int64_t rowBegin = rank * l;
-  cp::reference::Shape shape{c.batch, c.heads, c.kvHeads, s,
+  cp::reference::Shape shape{c.batch, c.heads,   c.kvHeads, s,
                              s,       c.headDim, c.valueDim};
   std::vector<double> expected(c.batch * c.heads * l * c.valueDim);
   std::vector<double> expectedLse(c.batch * c.heads * l);
@@ -562,14 +580,14 @@ Outcome runCase(const Config &c, const Case &cs, void *library, int rank) {
         store(bias, i * s + j, explicitBias(i, j), type);
   }
   auto biasOf = [&](int64_t, int64_t, int64_t i, int64_t j) {
-    return cs.explicitMask == Case::Explicit::globalBias ? bias.values[i * s + j]
-                                                         : 0.0;
+    return cs.explicitMask == Case::Explicit::globalBias
+               ? bias.values[i * s + j]
+               : 0.0;
   };
-  cp::reference::attention<double>(shape, q.values.data(), k.values.data(),
-                                   v.values.data(), expected.data(), rowBegin,
-                                   rowBegin + l, 1.0 / std::sqrt(double(c.headDim)),
-                                   allowed, biasOf,
-                                   cs.lse ? expectedLse.data() : nullptr);
+  cp::reference::attention<double>(
+      shape, q.values.data(), k.values.data(), v.values.data(), expected.data(),
+      rowBegin, rowBegin + l, 1.0 / std::sqrt(double(c.headDim)), allowed,
+      biasOf, cs.lse ? expectedLse.data() : nullptr);
 
   // This rank's shards and mask.
   HostTensor qLocal = sliceRows(q, 2, rowBegin, l);
@@ -587,8 +605,8 @@ Outcome runCase(const Config &c, const Case &cs, void *library, int rank) {
     for (int64_t h = 0; h < heads; ++h)
       for (int64_t i = 0; i < rows; ++i)
         for (int64_t j = 0; j < s; ++j)
-          mask.bytes[(h * rows + i) * s + j] = explicitAllows(
-              global ? h : 0, global ? i : rowBegin + i, j);
+          mask.bytes[(h * rows + i) * s + j] =
+              explicitAllows(global ? h : 0, global ? i : rowBegin + i, j);
   } else if (cs.explicitMask == Case::Explicit::globalBias) {
     mask = bias;
   }
@@ -607,9 +625,8 @@ Outcome runCase(const Config &c, const Case &cs, void *library, int rank) {
   void *dmask = mask.shape.size() == 4 ? static_cast<void *>(&dm4)
                                        : static_cast<void *>(&dm2);
   std::vector<float> lse(expectedLse.size(), 0.0f);
-  Descriptor<3> dlse{lse.data(), lse.data(), 0,
-                     {c.batch, c.heads, l},
-                     {c.heads * l, l, 1}};
+  Descriptor<3> dlse{
+      lse.data(), lse.data(), 0, {c.batch, c.heads, l}, {c.heads * l, l, 1}};
   // Operands in order, then the results (out-parameters).
   std::vector<void *> args{&dq, &dk, &dv};
   if (cs.explicitMask != Case::Explicit::none)
@@ -624,11 +641,10 @@ Outcome runCase(const Config &c, const Case &cs, void *library, int rank) {
     if (args.size() == 4)
       reinterpret_cast<Fn4>(entry)(args[0], args[1], args[2], args[3]);
     else if (args.size() == 5)
-      reinterpret_cast<Fn5>(entry)(args[0], args[1], args[2], args[3],
-                                   args[4]);
+      reinterpret_cast<Fn5>(entry)(args[0], args[1], args[2], args[3], args[4]);
     else
-      reinterpret_cast<Fn6>(entry)(args[0], args[1], args[2], args[3],
-                                   args[4], args[5]);
+      reinterpret_cast<Fn6>(entry)(args[0], args[1], args[2], args[3], args[4],
+                                   args[5]);
   };
 
   call(); // warm-up: communicators, page faults
@@ -649,8 +665,8 @@ Outcome runCase(const Config &c, const Case &cs, void *library, int rank) {
   }
   // A row that sees no key has lse = -inf on both sides; else the error.
   for (size_t i = 0; i < expectedLse.size() && cs.lse; ++i) {
-    bool bothMasked = std::isinf(expectedLse[i]) && std::isinf(lse[i]) &&
-                      lse[i] < 0;
+    bool bothMasked =
+        std::isinf(expectedLse[i]) && std::isinf(lse[i]) && lse[i] < 0;
     double err = bothMasked ? 0.0 : std::fabs(lse[i] - expectedLse[i]);
     if (!(err <= result.maxError))
       result.maxError = std::isnan(err) ? INFINITY : err;

@@ -33,8 +33,7 @@ struct CPULoweringOptions : public PassPipelineOptions<CPULoweringOptions> {
       llvm::cl::init(8)};
   PassOptions::Option<int64_t> microRows{
       *this, "micro-rows",
-      llvm::cl::desc("cp-lower-local-attention micro-rows"),
-      llvm::cl::init(6)};
+      llvm::cl::desc("cp-lower-local-attention micro-rows"), llvm::cl::init(6)};
   PassOptions::Option<int64_t> microVectors{
       *this, "micro-vectors",
       llvm::cl::desc("cp-lower-local-attention micro-vectors"),

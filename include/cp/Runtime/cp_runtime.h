@@ -38,26 +38,25 @@ int cp_rt_world_size(void);
 /* A group is the `axes` of grid `name`. `spec` is an i64 vector
  * [grid rank, shape..., number of axes, axes...]; `name` a NUL-terminated
  * i8 vector. The returned handle is cached per (name, spec). */
-int64_t cp_rt_group(int64_t nameRank, void *name, int64_t specRank,
-                    void *spec);
+int64_t cp_rt_group(int64_t nameRank, void *name, int64_t specRank, void *spec);
 /* This process's coordinate along `axis` of the grid in `spec` (its axes
  * part is ignored), and its row-major linear index in the grid. */
 int64_t cp_rt_grid_coord(int64_t nameRank, void *name, int64_t specRank,
                          void *spec, int64_t axis);
-int64_t cp_rt_grid_linear_index(int64_t nameRank, void *name,
-                                int64_t specRank, void *spec);
+int64_t cp_rt_grid_linear_index(int64_t nameRank, void *name, int64_t specRank,
+                                void *spec);
 
 /* Collectives, one entry per element type T in f64 f32 f16 bf16 i64 i32 i16
  * i8 i1, e.g. cp_rt_all_gather_f32(group, inRank, in, outRank, out, axis). */
-#define CP_RT_DECLARE_COLLECTIVES(T)                                          \
-  void cp_rt_all_gather_##T(int64_t group, int64_t inRank, void *in,          \
-                            int64_t outRank, void *out, int64_t gatherAxis);  \
-  void cp_rt_all_to_all_##T(int64_t group, int64_t inRank, void *in,          \
-                            int64_t outRank, void *out, int64_t splitAxis,    \
-                            int64_t concatAxis);                              \
-  void cp_rt_exchange_mirror_##T(int64_t group, int64_t inRank, void *in,     \
-                                 int64_t outRank, void *out);                 \
-  void cp_rt_shift_##T(int64_t group, int64_t inRank, void *in,               \
+#define CP_RT_DECLARE_COLLECTIVES(T)                                           \
+  void cp_rt_all_gather_##T(int64_t group, int64_t inRank, void *in,           \
+                            int64_t outRank, void *out, int64_t gatherAxis);   \
+  void cp_rt_all_to_all_##T(int64_t group, int64_t inRank, void *in,           \
+                            int64_t outRank, void *out, int64_t splitAxis,     \
+                            int64_t concatAxis);                               \
+  void cp_rt_exchange_mirror_##T(int64_t group, int64_t inRank, void *in,      \
+                                 int64_t outRank, void *out);                  \
+  void cp_rt_shift_##T(int64_t group, int64_t inRank, void *in,                \
                        int64_t outRank, void *out, int64_t offset);
 CP_RT_DECLARE_COLLECTIVES(f64)
 CP_RT_DECLARE_COLLECTIVES(f32)

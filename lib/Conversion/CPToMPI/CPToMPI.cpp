@@ -53,8 +53,8 @@ public:
   explicit RuntimeCalls(ModuleOp module) : module(module), symbols(module) {}
 
   /// `func.call @name(args)`, declaring `name` on first use.
-  func::CallOp call(OpBuilder &b, Location loc, StringRef name,
-                    ValueRange args, TypeRange results = {}) {
+  func::CallOp call(OpBuilder &b, Location loc, StringRef name, ValueRange args,
+                    TypeRange results = {}) {
     auto callee = symbols.lookup<func::FuncOp>(name);
     if (!callee) {
       OpBuilder declBuilder = OpBuilder::atBlockBegin(module.getBody());
@@ -161,8 +161,7 @@ shard::GridOp ConvertCPToMPIPass::staticGrid(Operation *op,
 
 LogicalResult ConvertCPToMPIPass::lowerCollective(Operation *op,
                                                   RuntimeCalls &runtime) {
-  StringRef gridName =
-      op->getAttrOfType<FlatSymbolRefAttr>("grid").getValue();
+  StringRef gridName = op->getAttrOfType<FlatSymbolRefAttr>("grid").getValue();
   ArrayRef<int16_t> axes =
       op->getAttrOfType<DenseI16ArrayAttr>("grid_axes").asArrayRef();
   shard::GridOp grid = staticGrid(op, gridName);
@@ -180,13 +179,12 @@ LogicalResult ConvertCPToMPIPass::lowerCollective(Operation *op,
   auto i64 = [&](int64_t v) {
     return arith::ConstantIntOp::create(b, loc, v, 64).getResult();
   };
-  Value handle =
-      runtime
-          .call(b, loc, "cp_rt_group",
-                {runtime.gridName(b, loc, grid),
-                 runtime.groupSpec(b, loc, grid, axes)},
-                b.getI64Type())
-          .getResult(0);
+  Value handle = runtime
+                     .call(b, loc, "cp_rt_group",
+                           {runtime.gridName(b, loc, grid),
+                            runtime.groupSpec(b, loc, grid, axes)},
+                           b.getI64Type())
+                     .getResult(0);
   SmallVector<Value> args{handle, RuntimeCalls::unranked(b, loc, input),
                           RuntimeCalls::unranked(b, loc, output)};
   std::string entry;
@@ -200,7 +198,8 @@ LogicalResult ConvertCPToMPIPass::lowerCollective(Operation *op,
     entry = "cp_rt_exchange_mirror_";
   } else {
     entry = "cp_rt_shift_";
-    args.push_back(i64(static_cast<int64_t>(cast<BufferShiftOp>(op).getOffset())));
+    args.push_back(
+        i64(static_cast<int64_t>(cast<BufferShiftOp>(op).getOffset())));
   }
   runtime.call(b, loc, entry + suffix, args);
   op->erase();
@@ -238,14 +237,14 @@ LogicalResult ConvertCPToMPIPass::lowerProcessIndex(Operation *op,
       axes.push_back(static_cast<int16_t>(axis));
   SmallVector<Value> coordinates;
   for (int16_t axis : axes)
-    coordinates.push_back(toIndex(
-        runtime
-            .call(b, loc, "cp_rt_grid_coord",
-                  {runtime.gridName(b, loc, grid),
-                   runtime.groupSpec(b, loc, grid, {}),
-                   arith::ConstantIntOp::create(b, loc, axis, 64)},
-                  b.getI64Type())
-            .getResult(0)));
+    coordinates.push_back(
+        toIndex(runtime
+                    .call(b, loc, "cp_rt_grid_coord",
+                          {runtime.gridName(b, loc, grid),
+                           runtime.groupSpec(b, loc, grid, {}),
+                           arith::ConstantIntOp::create(b, loc, axis, 64)},
+                          b.getI64Type())
+                    .getResult(0)));
   multi.replaceAllUsesWith(coordinates);
   op->erase();
   return success();
@@ -275,8 +274,8 @@ void ConvertCPToMPIPass::runOnOperation() {
   module.walk([&](Operation *op) {
     if (isa<shard::GridOp>(op) || diagnosed.contains(op))
       return;
-    StringRef dialect = op->getDialect() ? op->getDialect()->getNamespace()
-                                         : StringRef();
+    StringRef dialect =
+        op->getDialect() ? op->getDialect()->getNamespace() : StringRef();
     if (dialect == "shard" || dialect == "cp") {
       op->emitOpError("has no lowering in convert-cp-to-mpi; ")
           << (dialect == "cp" ? "bufferize cp ops (one-shot-bufferize) and "

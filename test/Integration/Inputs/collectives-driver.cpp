@@ -71,8 +71,8 @@ int runStatic(void *lib, const std::string &name, int rank,
   for (int64_t i = 0; i < outSizes[0]; ++i)
     for (int64_t j = 0; j < outSizes[1]; ++j)
       for (int64_t k = 0; k < outSizes[2]; ++k)
-        wrong += out[(i * outSizes[1] + j) * outSizes[2] + k] !=
-                 expected(i, j, k);
+        wrong +=
+            out[(i * outSizes[1] + j) * outSizes[2] + k] != expected(i, j, k);
   std::printf("rank %d: %s: %d wrong\n", rank, name.c_str(), wrong);
   return wrong;
 }
@@ -80,29 +80,32 @@ int runStatic(void *lib, const std::string &name, int rank,
 int runAllStatic(void *lib, int r) {
   const int64_t p = 3;
   int wrong = 0;
-  wrong += runStatic(lib, "gather_axis1", r, {2, 18, 4}, [](auto i, auto j, auto k) {
-    return input(j / 6, i, j % 6, k);
-  });
-  wrong += runStatic(lib, "gather_slice_axis2", r, {2, 2, 12},
-                     [](auto i, auto j, auto k) {
-                       return input(k / 4, i, 2 + j, k % 4);
-                     });
+  wrong +=
+      runStatic(lib, "gather_axis1", r, {2, 18, 4}, [](auto i, auto j, auto k) {
+        return input(j / 6, i, j % 6, k);
+      });
+  wrong += runStatic(
+      lib, "gather_slice_axis2", r, {2, 2, 12},
+      [](auto i, auto j, auto k) { return input(k / 4, i, 2 + j, k % 4); });
   // Rank r receives part r (along dim 1) of every rank p, stacked along 0.
-  wrong += runStatic(lib, "all_to_all_1_0", r, {6, 2, 4}, [&](auto i, auto j, auto k) {
-    return input(i / 2, i % 2, 2 * r + j, k);
-  });
-  wrong += runStatic(lib, "all_to_all_1_1", r, {2, 6, 4}, [&](auto i, auto j, auto k) {
-    return input(j / 2, i, 2 * r + j % 2, k);
-  });
-  wrong += runStatic(lib, "exchange_mirror", r, {2, 6, 4}, [&](auto i, auto j, auto k) {
-    return input(p - 1 - r, i, j, k);
-  });
-  wrong += runStatic(lib, "shift_forward", r, {2, 6, 4}, [&](auto i, auto j, auto k) {
-    return input((r - 1 + p) % p, i, j, k);
-  });
-  wrong += runStatic(lib, "shift_back", r, {2, 6, 4}, [&](auto i, auto j, auto k) {
-    return input((r + 1) % p, i, j, k);
-  });
+  wrong += runStatic(lib, "all_to_all_1_0", r, {6, 2, 4},
+                     [&](auto i, auto j, auto k) {
+                       return input(i / 2, i % 2, 2 * r + j, k);
+                     });
+  wrong += runStatic(lib, "all_to_all_1_1", r, {2, 6, 4},
+                     [&](auto i, auto j, auto k) {
+                       return input(j / 2, i, 2 * r + j % 2, k);
+                     });
+  wrong += runStatic(
+      lib, "exchange_mirror", r, {2, 6, 4},
+      [&](auto i, auto j, auto k) { return input(p - 1 - r, i, j, k); });
+  wrong += runStatic(
+      lib, "shift_forward", r, {2, 6, 4},
+      [&](auto i, auto j, auto k) { return input((r - 1 + p) % p, i, j, k); });
+  wrong +=
+      runStatic(lib, "shift_back", r, {2, 6, 4}, [&](auto i, auto j, auto k) {
+        return input((r + 1) % p, i, j, k);
+      });
   return wrong;
 }
 

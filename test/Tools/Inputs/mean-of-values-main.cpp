@@ -12,7 +12,8 @@ extern "C" void _mlir_ciface_attention(Memref4 *q, Memref4 *k, Memref4 *v,
                                        Memref4 *o);
 
 static Memref4 view(float *data, int64_t rows, int64_t cols) {
-  Memref4 m = {data, data, 0, {1, 1, rows, cols}, {rows * cols, rows * cols, cols, 1}};
+  Memref4 m = {
+      data, data, 0, {1, 1, rows, cols}, {rows * cols, rows * cols, cols, 1}};
   return m;
 }
 
@@ -24,7 +25,8 @@ int main() {
     v[2 * j] = (float)j;
     v[2 * j + 1] = 10.0f * j;
   }
-  Memref4 mq = view(q, 4, 8), mk = view(k, 6, 8), mv = view(v, 6, 2), mo = view(o, 4, 2);
+  Memref4 mq = view(q, 4, 8), mk = view(k, 6, 8), mv = view(v, 6, 2),
+          mo = view(o, 4, 2);
   _mlir_ciface_attention(&mq, &mk, &mv, &mo);
   for (int i = 0; i < 4; ++i)
     printf("row %d: %.4f %.4f\n", i, o[2 * i], o[2 * i + 1]);

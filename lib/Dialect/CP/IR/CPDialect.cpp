@@ -19,8 +19,9 @@ void CPDialect::initialize() {
 #include "cp/Dialect/CP/IR/CPOps.cpp.inc"
       >();
   registerAttributes();
-  // Implemented in CPTransforms (registerBufferizableOpInterfaceExternalModels).
-  declarePromisedInterfaces<bufferization::BufferizableOpInterface,
-                            AttentionOp, LocalAttentionOp, AllGatherOp, AllToAllOp,
+  // Implemented in CPTransforms
+  // (registerBufferizableOpInterfaceExternalModels).
+  declarePromisedInterfaces<bufferization::BufferizableOpInterface, AttentionOp,
+                            LocalAttentionOp, AllGatherOp, AllToAllOp,
                             ExchangeOp, ShiftOp, MergeOp, OffsetMaskOp>();
 }

@@ -115,8 +115,8 @@ static FailureOr<int64_t> verifyGroup(Operation *op, FlatSymbolRefAttr gridRef,
 template <typename GroupOp>
 static LogicalResult verifyGroupOnly(GroupOp op,
                                      SymbolTableCollection &symbolTable) {
-  return failure(failed(verifyGroup(op, op.getGridAttr(), op.getGridAxes(),
-                                    symbolTable)));
+  return failure(
+      failed(verifyGroup(op, op.getGridAttr(), op.getGridAxes(), symbolTable)));
 }
 
 //===----------------------------------------------------------------------===//
@@ -278,7 +278,6 @@ AttentionOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   return success();
 }
 
-
 //===----------------------------------------------------------------------===//
 // LocalAttentionOp
 //===----------------------------------------------------------------------===//
@@ -435,7 +434,6 @@ AllGatherOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
                               getGatherAxis(), *groupSize);
 }
 
-
 OpFoldResult AllGatherOp::fold(FoldAdaptor) {
   if (getGroupSize() == 1 && getInput().getType() == getType())
     return getInput();
@@ -489,18 +487,15 @@ LogicalResult AllToAllOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
                              getSplitAxis(), getConcatAxis(), *groupSize);
 }
 
-
 OpFoldResult AllToAllOp::fold(FoldAdaptor) {
   if (getGroupSize() == 1 && getInput().getType() == getType())
     return getInput();
   return {};
 }
 
-LogicalResult
-ExchangeOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+LogicalResult ExchangeOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   return verifyGroupOnly(*this, symbolTable);
 }
-
 
 OpFoldResult ExchangeOp::fold(FoldAdaptor) {
   if (getGroupSize() == 1)
@@ -508,11 +503,9 @@ OpFoldResult ExchangeOp::fold(FoldAdaptor) {
   return {};
 }
 
-LogicalResult
-ShiftOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+LogicalResult ShiftOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   return verifyGroupOnly(*this, symbolTable);
 }
-
 
 OpFoldResult ShiftOp::fold(FoldAdaptor) {
   int64_t p = getGroupSize();
@@ -569,7 +562,6 @@ BufferAllGatherOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
                               *groupSize);
 }
 
-
 LogicalResult BufferAllToAllOp::verify() {
   return verifyReshapingCollective(
       *this, getInput().getType(), getOutput().getType(),
@@ -582,11 +574,9 @@ BufferAllToAllOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
       verifyGroup(*this, getGridAttr(), getGridAxes(), symbolTable);
   if (failed(groupSize))
     return failure();
-  return verifyAllToAllGroup(*this, getInput().getType(),
-                             getOutput().getType(), getSplitAxis(),
-                             getConcatAxis(), *groupSize);
+  return verifyAllToAllGroup(*this, getInput().getType(), getOutput().getType(),
+                             getSplitAxis(), getConcatAxis(), *groupSize);
 }
-
 
 /// exchange and shift move whole buffers: input and output shapes match.
 static LogicalResult verifySameShapeBuffers(Operation *op, ShapedType in,
@@ -612,7 +602,6 @@ BufferExchangeOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   return verifyGroupOnly(*this, symbolTable);
 }
 
-
 LogicalResult BufferShiftOp::verify() {
   return verifySameShapeBuffers(*this, getInput().getType(),
                                 getOutput().getType());
@@ -622,4 +611,3 @@ LogicalResult
 BufferShiftOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   return verifyGroupOnly(*this, symbolTable);
 }
-

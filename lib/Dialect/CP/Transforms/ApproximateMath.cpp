@@ -26,13 +26,12 @@ struct ApproximateMathPass
 
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    populateMathPolynomialApproximationPatterns(
-        patterns, [](StringRef name) {
-          return name == math::ExpOp::getOperationName() ||
-                 name == math::LogOp::getOperationName() ||
-                 name == math::TanhOp::getOperationName() ||
-                 name == math::ErfOp::getOperationName();
-        });
+    populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
+      return name == math::ExpOp::getOperationName() ||
+             name == math::LogOp::getOperationName() ||
+             name == math::TanhOp::getOperationName() ||
+             name == math::ErfOp::getOperationName();
+    });
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

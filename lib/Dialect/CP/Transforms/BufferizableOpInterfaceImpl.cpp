@@ -33,10 +33,8 @@ FailureOr<Value> allocateResult(RewriterBase &rewriter, Location loc,
   for (int64_t d = 0; d < type.getRank(); ++d)
     if (type.isDynamicDim(d))
       dynamicDims.push_back(dimOf(d));
-  auto memrefType = cast<MemRefType>(
-      getMemRefTypeWithStaticIdentityLayout(type, options.defaultMemorySpaceFn(
-                                                      type)
-                                                      .value_or(Attribute())));
+  auto memrefType = cast<MemRefType>(getMemRefTypeWithStaticIdentityLayout(
+      type, options.defaultMemorySpaceFn(type).value_or(Attribute())));
   return options.createAlloc(rewriter, loc, memrefType, dynamicDims);
 }
 
@@ -49,8 +47,7 @@ Value dimOfBuffer(RewriterBase &rewriter, Location loc, Value buffer,
 /// are new allocations that alias nothing.
 template <typename ConcreteModel, typename ConcreteOp>
 struct AllocatingOpModel
-    : public BufferizableOpInterface::ExternalModel<ConcreteModel,
-                                                    ConcreteOp> {
+    : public BufferizableOpInterface::ExternalModel<ConcreteModel, ConcreteOp> {
   bool bufferizesToMemoryRead(Operation *, OpOperand &,
                               const AnalysisState &) const {
     return true;
@@ -64,9 +61,10 @@ struct AllocatingOpModel
                                       const AnalysisState &) const {
     return {};
   }
-  FailureOr<BufferLikeType>
-  getBufferType(Operation *, Value value, const BufferizationOptions &options,
-                const BufferizationState &, SmallVector<Value> &) const {
+  FailureOr<BufferLikeType> getBufferType(Operation *, Value value,
+                                          const BufferizationOptions &options,
+                                          const BufferizationState &,
+                                          SmallVector<Value> &) const {
     auto type = cast<TensorType>(value.getType());
     return cast<BufferLikeType>(getMemRefTypeWithStaticIdentityLayout(
         type, options.defaultMemorySpaceFn(type).value_or(Attribute())));
@@ -264,8 +262,8 @@ struct MergeModel : public AllocatingOpModel<MergeModel, MergeOp> {
         rank - 1, utils::IteratorType::parallel);
     AffineMap rowIdentity = AffineMap::getMultiDimIdentityMap(rank - 1, ctx);
     linalg::GenericOp::create(
-        rewriter, loc, ValueRange{in.getLseA(), in.getLseB()},
-        ValueRange{*lse}, SmallVector<AffineMap>(3, rowIdentity), rowIterators,
+        rewriter, loc, ValueRange{in.getLseA(), in.getLseB()}, ValueRange{*lse},
+        SmallVector<AffineMap>(3, rowIdentity), rowIterators,
         [](OpBuilder &b, Location loc, ValueRange args) {
           Value m = zeroIfNegInf(
               b, loc, arith::MaximumFOp::create(b, loc, args[0], args[1]));
@@ -274,8 +272,8 @@ struct MergeModel : public AllocatingOpModel<MergeModel, MergeOp> {
           Value eb = math::ExpOp::create(
               b, loc, arith::SubFOp::create(b, loc, args[1], m));
           Value sum = arith::AddFOp::create(b, loc, ea, eb);
-          Value lse = arith::AddFOp::create(
-              b, loc, m, math::LogOp::create(b, loc, sum));
+          Value lse = arith::AddFOp::create(b, loc, m,
+                                            math::LogOp::create(b, loc, sum));
           linalg::YieldOp::create(b, loc, lse);
         });
     // output = exp(lse_a - lse) * out_a + exp(lse_b - lse) * out_b.
@@ -320,9 +318,8 @@ struct OffsetMaskModel
       return op->emitOpError("cannot bufferize a mask of dynamic shape ")
              << maskOp.getType();
     FailureOr<Value> buffer = allocateResult(
-        rewriter, loc, maskOp.getResult(), options, [](int64_t) -> Value {
-          llvm_unreachable("static shape");
-        });
+        rewriter, loc, maskOp.getResult(), options,
+        [](int64_t) -> Value { llvm_unreachable("static shape"); });
     if (failed(buffer))
       return failure();
     MaskAttr mask = maskOp.getMask();
@@ -332,12 +329,11 @@ struct OffsetMaskModel
         AffineMap::getMultiDimIdentityMap(2, op->getContext()),
         SmallVector<utils::IteratorType>(2, utils::IteratorType::parallel),
         [&](OpBuilder &b, Location loc, ValueRange) {
-          Value q = arith::AddIOp::create(
-              b, loc, qOffset, linalg::IndexOp::create(b, loc, 0));
-          Value k = arith::AddIOp::create(
-              b, loc, kvOffset, linalg::IndexOp::create(b, loc, 1));
-          linalg::YieldOp::create(b, loc,
-                                  buildMaskAllows(b, loc, mask, q, k));
+          Value q = arith::AddIOp::create(b, loc, qOffset,
+                                          linalg::IndexOp::create(b, loc, 0));
+          Value k = arith::AddIOp::create(b, loc, kvOffset,
+                                          linalg::IndexOp::create(b, loc, 1));
+          linalg::YieldOp::create(b, loc, buildMaskAllows(b, loc, mask, q, k));
         });
     replaceOpWithBufferizedValues(rewriter, op, *buffer);
     return success();
@@ -364,10 +360,10 @@ void mlir::cp::registerBufferizableOpInterfaceExternalModels(
     LocalAttentionOp::attachInterface<LocalAttentionModel>(*ctx);
     AllGatherOp::attachInterface<
         CollectiveModel<AllGatherOp, BufferAllGatherOp>>(*ctx);
-    AllToAllOp::attachInterface<
-        CollectiveModel<AllToAllOp, BufferAllToAllOp>>(*ctx);
-    ExchangeOp::attachInterface<
-        CollectiveModel<ExchangeOp, BufferExchangeOp>>(*ctx);
+    AllToAllOp::attachInterface<CollectiveModel<AllToAllOp, BufferAllToAllOp>>(
+        *ctx);
+    ExchangeOp::attachInterface<CollectiveModel<ExchangeOp, BufferExchangeOp>>(
+        *ctx);
     ShiftOp::attachInterface<CollectiveModel<ShiftOp, BufferShiftOp>>(*ctx);
     MergeOp::attachInterface<MergeModel>(*ctx);
     OffsetMaskOp::attachInterface<OffsetMaskModel>(*ctx);

@@ -121,8 +121,8 @@ private:
                           bool accumulate, bool lanesOuter);
   /// One register block of broadcastFmaKernel: `rows` rows from r0, the
   /// microVectors vectors from lane0.
-  void registerBlock(Value c, Value r0, int64_t rows, Value lane0,
-                     Value kCount, function_ref<Value(Value r, Value k)> a,
+  void registerBlock(Value c, Value r0, int64_t rows, Value lane0, Value kCount,
+                     function_ref<Value(Value r, Value k)> a,
                      function_ref<Value(Value k, Value lane)> bLanes,
                      bool accumulate);
 
@@ -158,8 +158,8 @@ private:
   Value negInf;
 };
 
-void AttentionLowering::forRowBlocks(
-    Value begin, Value end, function_ref<void(Value, int64_t)> block) {
+void AttentionLowering::forRowBlocks(Value begin, Value end,
+                                     function_ref<void(Value, int64_t)> block) {
   int64_t mr = t.microRows;
   Value fullEnd = end;
   if (mr > 1) {
@@ -254,10 +254,10 @@ Value AttentionLowering::packValuePanels() {
   int64_t width = t.vectorWidth * t.microVectors;
   Value panels = arith::DivUIOp::create(b, loc, valueLanes, idx(width));
   SmallVector<Value> sizes{dim(source, 0), dim(source, 1), panels, lkv};
-  auto packedType = MemRefType::get(
-      {ShapedType::kDynamic, ShapedType::kDynamic, ShapedType::kDynamic,
-       ShapedType::kDynamic, width},
-      f32);
+  auto packedType =
+      MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic,
+                       ShapedType::kDynamic, ShapedType::kDynamic, width},
+                      f32);
   Value packed = memref::AllocOp::create(b, loc, packedType, sizes,
                                          b.getI64IntegerAttr(64));
   Value zero = f32Const(0.0), one = idx(1);
@@ -287,8 +287,9 @@ void AttentionLowering::packQueries(Value batch, Value head, Value q0,
   // Lanes past the last query row stay 0: their scores are never stored.
   Value zero = vecConst(0.0);
   loop(idx(0), headDim, 1, [&](Value d) {
-    loop(idx(0), idx(t.tileQ), t.vectorWidth,
-         [&](Value i) { storeLanes(zero, s.qt, {d, i}); });
+    loop(idx(0), idx(t.tileQ), t.vectorWidth, [&](Value i) {
+      storeLanes(zero, s.qt, {d, i});
+    });
   });
   loop(idx(0), validQ, 1, [&](Value i) {
     Value row = add(q0, i);
@@ -316,8 +317,7 @@ void AttentionLowering::applyStructuredMask(Value qBase, Value k0,
     loop(idx(0), idx(t.tileQ), vw, [&](Value i) {
       Value qPos = arith::AddIOp::create(
           b, loc,
-          vector::BroadcastOp::create(b, loc, indexLanes, add(qBase, i)),
-          iota);
+          vector::BroadcastOp::create(b, loc, indexLanes, add(qBase, i)), iota);
       Value allowed = buildMaskAllows(b, loc, op.getMask(), qPos, kPos);
       Value score = loadLanes(s.st, {j, i});
       storeLanes(arith::SelectOp::create(b, loc, allowed, score, negInfLanes),
@@ -376,16 +376,15 @@ void AttentionLowering::updateSoftmax(Value validQ, Value rowsInTile,
     Value safeMax = arith::SelectOp::create(b, loc, isNegInf, zero, newMax);
     Value alpha = math::ExpOp::create(
         b, loc, arith::SubFOp::create(b, loc, oldMax, safeMax));
-    Value sum = loop(idx(0), rowsInTile, idx(1), {zero},
-                     [&](Value j, ValueRange acc) -> SmallVector<Value> {
-                       Value p = math::ExpOp::create(
-                           b, loc,
-                           arith::SubFOp::create(b, loc,
-                                                 loadLanes(s.st, {j, i}),
-                                                 safeMax));
-                       storeLanes(p, s.st, {j, i});
-                       return {arith::AddFOp::create(b, loc, acc[0], p)};
-                     })[0];
+    Value sum = loop(
+        idx(0), rowsInTile, idx(1), {zero},
+        [&](Value j, ValueRange acc) -> SmallVector<Value> {
+          Value p = math::ExpOp::create(
+              b, loc,
+              arith::SubFOp::create(b, loc, loadLanes(s.st, {j, i}), safeMax));
+          storeLanes(p, s.st, {j, i});
+          return {arith::AddFOp::create(b, loc, acc[0], p)};
+        })[0];
     Value oldSum = loadLanes(s.rowSum, {i});
     storeLanes(vector::FMAOp::create(b, loc, oldSum, alpha, sum), s.rowSum,
                {i});
@@ -445,8 +444,9 @@ void AttentionLowering::emitQueryTile(Value batch, Value head, Value kvHead,
     storeLanes(zero, s.rowSum, {i});
   });
   loop(idx(0), idx(t.tileQ), 1, [&](Value i) {
-    loop(idx(0), valueLanes, t.vectorWidth,
-         [&](Value dv) { storeLanes(zero, s.acc, {i, dv}); });
+    loop(idx(0), valueLanes, t.vectorWidth, [&](Value dv) {
+      storeLanes(zero, s.acc, {i, dv});
+    });
   });
 
   // Key tiles this query tile can see, and the keys it sees in full.
@@ -460,8 +460,8 @@ void AttentionLowering::emitQueryTile(Value batch, Value head, Value kvHead,
   KeyRange full;
   if (!mask.isNone()) {
     KeyRange visible = buildVisibleKeyRange(b, loc, mask, qFirst, qLast);
-    Value lo = visible.first ? maxIdx(idx(0), sub(visible.first, kvOffset))
-                             : idx(0);
+    Value lo =
+        visible.first ? maxIdx(idx(0), sub(visible.first, kvOffset)) : idx(0);
     Value hi = minIdx(lkv, add(sub(visible.last, kvOffset), idx(1)));
     firstTile = arith::DivUIOp::create(b, loc, lo, tileKv);
     Value any =
@@ -480,7 +480,9 @@ void AttentionLowering::emitQueryTile(Value batch, Value head, Value kvHead,
         [&](Value j, Value d) {
           return loadF32(key, {batch, kvHead, add(k0, j), d});
         },
-        [&](Value d, Value lane) { return loadLanes(s.qt, {d, lane}); },
+        [&](Value d, Value lane) {
+          return loadLanes(s.qt, {d, lane});
+        },
         /*accumulate=*/false, /*lanesOuter=*/false);
     if (!mask.isNone()) {
       Value kFirst = add(kvOffset, k0);
@@ -529,16 +531,16 @@ void AttentionLowering::build() {
     scale = f32Const(scaleAttr.getValueAsDouble());
   } else {
     Value d = arith::IndexCastOp::create(b, loc, b.getI64Type(), headDim);
-    scale = math::RsqrtOp::create(
-        b, loc, arith::SIToFPOp::create(b, loc, f32, d));
+    scale =
+        math::RsqrtOp::create(b, loc, arith::SIToFPOp::create(b, loc, f32, d));
   }
 
   // K is read by scalars (dense f32), V by vectors of whole register blocks
   // (f32 panels, Dv padded to a multiple of the block).
   int64_t block = t.vectorWidth * t.microVectors;
   int64_t staticDv = op.getValue().getType().getDimSize(3);
-  valueLanes = mul(arith::CeilDivUIOp::create(b, loc, valueDim, idx(block)),
-                   idx(block));
+  valueLanes =
+      mul(arith::CeilDivUIOp::create(b, loc, valueDim, idx(block)), idx(block));
   key = packKeys();
   value = packValuePanels();
 
@@ -547,8 +549,8 @@ void AttentionLowering::build() {
   Value one = idx(1);
   scf::ParallelOp::create(
       b, loc, ValueRange{idx(0), idx(0), idx(0)},
-      ValueRange{dim(query, 0), dim(query, 1), pairs}, ValueRange{one, one, one},
-      [&](OpBuilder &, Location, ValueRange ivs) {
+      ValueRange{dim(query, 0), dim(query, 1), pairs},
+      ValueRange{one, one, one}, [&](OpBuilder &, Location, ValueRange ivs) {
         // scf.parallel is an automatic allocation scope: the scratch below
         // lives for one iteration (one pair of query tiles).
         Value batch = ivs[0], head = ivs[1], pair = ivs[2];
@@ -584,8 +586,8 @@ void AttentionLowering::build() {
         Value kvHead = arith::DivUIOp::create(b, loc, head, kvGroup);
         // Tiles `pair` and `tiles - 1 - pair`; one tile when they coincide.
         Value mirror = sub(sub(tiles, one), pair);
-        Value distinct = arith::CmpIOp::create(
-            b, loc, arith::CmpIPredicate::ne, mirror, pair);
+        Value distinct = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                               mirror, pair);
         Value count = arith::SelectOp::create(b, loc, distinct, idx(2), one);
         loop(idx(0), count, 1, [&](Value k) {
           Value isFirst = arith::CmpIOp::create(

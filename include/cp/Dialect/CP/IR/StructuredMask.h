@@ -1,4 +1,5 @@
-//===- StructuredMask.h - IR for #cp.mask predicates -------------*- C++ -*-===//
+//===- StructuredMask.h - IR for #cp.mask predicates -------------*- C++
+//-*-===//
 //
 // The one statement, as IR builders, of what a structured mask allows: the
 // per-element predicate (used by cp.offset_mask's bufferization and the tiled
