@@ -164,10 +164,15 @@ LogicalResult ConvertCPToMPIPass::lowerCollective(Operation *op,
   StringRef gridName = op->getAttrOfType<FlatSymbolRefAttr>("grid").getValue();
   ArrayRef<int16_t> axes =
       op->getAttrOfType<DenseI16ArrayAttr>("grid_axes").asArrayRef();
+  if (cast<gpu::AsyncOpInterface>(op).getAsyncToken() ||
+      !cast<gpu::AsyncOpInterface>(op).getAsyncDependencies().empty())
+    return op->emitOpError("is asynchronous (a GPU stream op); lower it with "
+                           "convert-cp-to-nccl, not convert-cp-to-mpi");
   shard::GridOp grid = staticGrid(op, gridName);
   if (!grid)
     return failure();
-  Value input = op->getOperand(0), output = op->getOperand(1);
+  auto operands = op->getOperands().take_back(2);
+  Value input = operands[0], output = operands[1];
   Type element = cast<MemRefType>(input.getType()).getElementType();
   std::string suffix = elementSuffix(element);
   if (suffix.empty())

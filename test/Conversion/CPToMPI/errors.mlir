@@ -34,3 +34,14 @@ func.func @f(%x: tensor<4xf32>) -> tensor<16xf32> {
   %0 = shard.all_gather %x on @cp grid_axes = [0] gather_axis = 0 : tensor<4xf32> -> tensor<16xf32>
   return %0 : tensor<16xf32>
 }
+
+// -----
+
+shard.grid @cp(shape = 4)
+func.func @f(%x: memref<4xf32>, %y: memref<16xf32>) {
+  %t0 = gpu.wait async
+  // expected-error @+1 {{is asynchronous (a GPU stream op); lower it with convert-cp-to-nccl, not convert-cp-to-mpi}}
+  %t1 = cp.buffer.all_gather async [%t0] %x into %y on @cp grid_axes = [0] gather_axis = 0 : memref<4xf32> into memref<16xf32>
+  gpu.wait [%t1]
+  return
+}

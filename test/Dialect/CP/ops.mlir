@@ -111,6 +111,15 @@ func.func @buffer_forms(%q: memref<1x8x64x32xbf16, strided<[32768, 4096, 32, 1]>
   cp.buffer.exchange %x into %x on @cp grid_axes = [0] partner = mirror : memref<1x2x64x32xf32> into memref<1x2x64x32xf32>
   // CHECK: cp.buffer.shift %{{.*}} into %{{.*}} on @grid2d grid_axes = [1] offset = 1 : memref<1x2x64x32xf32> into memref<1x2x64x32xf32>
   cp.buffer.shift %x into %x on @grid2d grid_axes = [1] offset = 1 : memref<1x2x64x32xf32> into memref<1x2x64x32xf32>
+  // On GPUs, collectives take part in the !gpu.async.token chain.
+  // CHECK: %[[T0:.*]] = gpu.wait async
+  // CHECK: %[[T1:.*]] = cp.buffer.all_gather async [%[[T0]]] %{{.*}} into %{{.*}} on @cp grid_axes = [0] gather_axis = 2 : memref<1x2x64x32xf32> into memref<1x2x256x32xf32>
+  // CHECK: cp.buffer.exchange async %{{.*}} into %{{.*}} on @cp grid_axes = [0] partner = mirror
+  // CHECK: gpu.wait [%[[T1]]]
+  %t0 = gpu.wait async
+  %t1 = cp.buffer.all_gather async [%t0] %x into %xf on @cp grid_axes = [0] gather_axis = 2 : memref<1x2x64x32xf32> into memref<1x2x256x32xf32>
+  %t2 = cp.buffer.exchange async %x into %x on @cp grid_axes = [0] partner = mirror : memref<1x2x64x32xf32> into memref<1x2x64x32xf32>
+  gpu.wait [%t1]
   return
 }
 

@@ -9,6 +9,7 @@
 #include "cp/Dialect/CP/IR/CPOps.h"
 #include "cp/Dialect/CP/IR/CPAttrBodies.h"
 #include "cp/Dialect/CP/IR/SchemeConstraints.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -79,6 +80,29 @@ template <typename GroupOp> static int64_t lookupGroupSize(GroupOp op) {
     if (axis < 0 || axis >= grid.getRank())
       return ShapedType::kDynamic;
   return groupSizeOf(grid, op.getGridAxes());
+}
+
+/// `async` and `[%dep, ...]`, as on gpu ops: the keyword gives the op a
+/// !gpu.async.token result.
+static ParseResult parseAsyncDependencies(
+    OpAsmParser &parser, Type &asyncTokenType,
+    SmallVectorImpl<OpAsmParser::UnresolvedOperand> &dependencies) {
+  if (succeeded(parser.parseOptionalKeyword("async")))
+    asyncTokenType = parser.getBuilder().getType<gpu::AsyncTokenType>();
+  return parser.parseOperandList(dependencies,
+                                 OpAsmParser::Delimiter::OptionalSquare);
+}
+
+static void printAsyncDependencies(OpAsmPrinter &printer, Operation *,
+                                   Type asyncTokenType,
+                                   OperandRange dependencies) {
+  if (asyncTokenType)
+    printer << "async";
+  if (dependencies.empty())
+    return;
+  printer << (asyncTokenType ? " [" : "[");
+  llvm::interleaveComma(dependencies, printer);
+  printer << "]";
 }
 
 #define GET_OP_CLASSES

@@ -31,6 +31,7 @@ def CP_Dialect : Dialect {
     a symbol referring to a `shard.grid` and a list of `grid_axes`.
   }];
   let dependentDialects = [
+    "::mlir::gpu::GPUDialect",
     "::mlir::shard::ShardDialect",
     "::mlir::arith::ArithDialect",
     "::mlir::tensor::TensorDialect"

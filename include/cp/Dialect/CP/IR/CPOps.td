@@ -10,6 +10,7 @@
 
 include "cp/Dialect/CP/IR/CPDialect.td"
 include "cp/Dialect/CP/IR/CPAttrs.td"
+include "mlir/Dialect/GPU/IR/GPUBase.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
@@ -356,30 +357,40 @@ def CP_BufferLocalAttentionOp : CP_Op<"buffer.local_attention",
   let hasVerifier = 1;
 }
 
-// A collective on buffers: reads `input`, writes `output`.
+// A collective on buffers: reads `input`, writes `output`. With `async`
+// (GPU programs) it is a gpu::AsyncOpInterface op: it runs after its
+// `asyncDependencies` and returns a token for the work it enqueued, so
+// gpu-async-region threads it into the stream of the surrounding kernels.
 class CP_BufferCollectiveOp<string mnemonic, string tensorForm,
                             dag attrs, string attrSyntax>
-    : CP_GroupOp<"buffer." # mnemonic> {
+    : CP_GroupOp<"buffer." # mnemonic, [GPU_AsyncOpInterface]> {
   let summary = tensorForm # " on buffers";
-  let arguments = !con((ins Arg<AnyStridedMemRef, "", [MemRead]>:$input,
+  let arguments = !con((ins Variadic<GPU_AsyncToken>:$asyncDependencies,
+                            Arg<AnyStridedMemRef, "", [MemRead]>:$input,
                             Arg<AnyStridedMemRef, "", [MemWrite]>:$output),
                        groupArgs, attrs);
-  let assemblyFormat = "$input `into` $output `on` $grid `grid_axes` `=` "
+  let results = (outs Optional<GPU_AsyncToken>:$asyncToken);
+  let assemblyFormat = "custom<AsyncDependencies>(type($asyncToken), "
+                       "$asyncDependencies) "
+                       "$input `into` $output `on` $grid `grid_axes` `=` "
                        "$grid_axes " # attrSyntax #
                        " attr-dict `:` type($input) `into` type($output)";
   let hasVerifier = 1;
 }
-
 def CP_BufferAllGatherOp : CP_BufferCollectiveOp<"all_gather", "cp.all_gather",
     (ins I64Attr:$gather_axis), "`gather_axis` `=` $gather_axis"> {
   let description = [{
     The bufferized form of `cp.all_gather`: every process's `input`,
     concatenated along `gather_axis` in group rank order, is written into
-    `output`. `convert-cp-to-mpi` lowers it to the runtime.
+    `output`. `convert-cp-to-mpi` lowers it to the MPI runtime; on GPUs,
+    `async` forms are lowered by `convert-cp-to-nccl` onto the stream of
+    their dependencies.
 
     ```mlir
     cp.buffer.all_gather %k into %kf on @cp grid_axes = [0] gather_axis = 2
         : memref<1x2x64x32xf32> into memref<1x2x256x32xf32>
+    %t1 = cp.buffer.all_gather async [%t0] %k into %kf on @cp grid_axes = [0]
+        gather_axis = 2 : memref<1x2x64x32xf32> into memref<1x2x256x32xf32>
     ```
   }];
 }
