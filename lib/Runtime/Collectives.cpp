@@ -1,16 +1,12 @@
-//===- Collectives.cpp - the runtime's C entry points ---------------------===//
+//===- Collectives.cpp - collective calls: agreement, checks, MPI ---------===//
 //
-// all_gather, all_to_all, exchange and shift over MPI on buffers of any
-// rank, shape and stride, plus grid queries and byte counters. Every
-// collective first has the group agree on what each rank passes, so a shape
-// that differs across ranks is reported on every rank instead of hanging.
+// all_gather, all_to_all, exchange and shift over MPI on host buffers of any
+// rank, shape and stride, the group agreement that turns mismatched shapes
+// into an error on every rank, and the byte counters.
 //
 //===----------------------------------------------------------------------===//
 
-#include "cp/Runtime/cp_runtime.h"
-
-#include "Communicator.h"
-#include "StridedView.h"
+#include "Collectives.h"
 
 #include <array>
 #include <climits>
@@ -22,8 +18,8 @@ using namespace cp::runtime;
 namespace {
 
 using Counters = std::array<int64_t, CP_RT_NUM_COLLECTIVES>;
-Counters bytesSent{};
-Counters callCount{};
+Counters bytesCounter{};
+Counters callCounter{};
 
 /// One kind's counter, or the sum over kinds for kind < 0.
 int64_t counterOf(const Counters &counters, int kind) {
@@ -54,111 +50,28 @@ std::string describe(const int64_t *sizes, int64_t rank, const char *type) {
   return (s.empty() ? "scalar" : s) + "x" + type;
 }
 
-/// One collective call: its buffers, its group and its label for messages.
-struct Call {
-  Call(cp_rt_collective kind, int64_t groupHandle, int64_t inRank, void *in,
-       int64_t outRank, void *out, int64_t elementBytes, const char *type,
-       int64_t param0 = 0, int64_t param1 = 0)
-      : kind(kind), type(type) {
-    ensureMpi();
-    group = &groupByHandle(groupHandle, kCollectiveNames[kind]);
-    label = std::string(kCollectiveNames[kind]) + " on " + group->label;
-    input = StridedView::fromDescriptor(inRank, in, elementBytes);
-    output = StridedView::fromDescriptor(outRank, out, elementBytes);
-    params[0] = param0;
-    params[1] = param1;
-    agree();
-    ++callCount[kind];
-  }
+/// A dense copy of `view` (the view itself when already dense).
+void *dense(const StridedView &view, std::vector<char> &storage) {
+  if (view.isContiguous())
+    return view.base;
+  storage.resize(view.numBytes());
+  copyElements(view, StridedView::contiguous(storage.data(), view.sizes,
+                                             view.elementBytes));
+  return storage.data();
+}
 
-  /// Fails on every rank of the group, with this rank's view of the call.
-  [[noreturn]] void fail(const std::string &reason) const {
-    failOnEveryRank(*group, label, reason);
-  }
-
-  void agree() const {
-    if (input.rank() > kMaxRank || output.rank() > kMaxRank)
-      failHere(label, "buffers of rank > 8 are not supported");
-    CallHeader mine{};
-    mine.kind = kind;
-    mine.elementBytes = input.elementBytes;
-    mine.rank = input.rank();
-    for (int64_t d = 0; d < input.rank(); ++d)
-      mine.inSizes[d] = input.sizes[d];
-    for (int64_t d = 0; d < output.rank(); ++d)
-      mine.outSizes[d] = output.sizes[d];
-    mine.params[0] = params[0];
-    mine.params[1] = params[1];
-    std::vector<CallHeader> all(group->size);
-    checkMpi(MPI_Allgather(&mine, sizeof(CallHeader), MPI_BYTE, all.data(),
-                           sizeof(CallHeader), MPI_BYTE, group->comm),
-             label, "MPI_Allgather");
-    for (int r = 0; r < group->size; ++r) {
-      const CallHeader &other = all[r];
-      if (other.kind != mine.kind)
-        fail("group rank " + std::to_string(r) + " is in " +
-             kCollectiveNames[other.kind] +
-             " at the same point; every rank must run the same program");
-      if (std::memcmp(&other, &mine, sizeof(CallHeader)) == 0)
-        continue;
-      fail("this rank (group rank " + std::to_string(group->rank) +
-           ") passes " + describe(mine.inSizes, mine.rank, type) + " -> " +
-           describe(mine.outSizes, output.rank(), type) + " but group rank " +
-           std::to_string(r) + " passes " +
-           describe(other.inSizes, other.rank, type) + " -> " +
-           describe(other.outSizes, other.rank, type) +
-           "; every rank of the group must pass the same shapes");
-    }
-  }
-
-  /// A dense copy of `view` (the view itself when already dense).
-  void *dense(const StridedView &view, std::vector<char> &storage) const {
-    if (view.isContiguous())
-      return view.base;
-    storage.resize(view.numBytes());
-    copyElements(view, StridedView::contiguous(storage.data(), view.sizes,
-                                               view.elementBytes));
-    return storage.data();
-  }
-
-  int count(int64_t bytes) const {
-    if (bytes > INT_MAX)
-      fail("a message of " + std::to_string(bytes) +
+int mpiCount(const Call &c, int64_t bytes) {
+  if (bytes > INT_MAX)
+    c.fail("a message of " + std::to_string(bytes) +
            " bytes exceeds MPI's int count");
-    return static_cast<int>(bytes);
-  }
+  return static_cast<int>(bytes);
+}
 
-  void checkAxis(const char *name, int64_t axis) const {
-    if (axis < 0 || axis >= input.rank())
-      fail(std::string(name) + " " + std::to_string(axis) +
-           " is out of range for a rank-" + std::to_string(input.rank()) +
-           " buffer");
-  }
-
-  /// Output sizes must equal input sizes except where `expected` says.
-  void checkOutputShape(const std::vector<int64_t> &expected) const {
-    if (output.sizes != expected)
-      fail("output buffer is " + output.shapeString() + " but " +
-           input.shapeString() + " input needs " +
-           StridedView::contiguous(nullptr, expected, 1).shapeString());
-  }
-
-  cp_rt_collective kind;
-  const char *type;
-  const Group *group = nullptr;
-  std::string label;
-  StridedView input, output;
-  int64_t params[2];
-};
-
-void allGather(Call c, int64_t axis) {
-  c.checkAxis("gather_axis", axis);
+void allGather(const Call &c) {
+  int64_t axis = c.params[0];
   int p = c.group->size;
-  std::vector<int64_t> expected = c.input.sizes;
-  expected[axis] *= p;
-  c.checkOutputShape(expected);
   std::vector<char> sendStorage, recvStorage;
-  void *send = c.dense(c.input, sendStorage);
+  void *send = dense(c.input, sendStorage);
   int64_t blockBytes = c.input.numBytes();
   // Blocks land in rank order; they are the output itself when it is dense
   // and nothing precedes the gather axis.
@@ -171,8 +84,8 @@ void allGather(Call c, int64_t axis) {
     recvStorage.resize(blockBytes * p);
     recv = recvStorage.data();
   }
-  checkMpi(MPI_Allgather(send, c.count(blockBytes), MPI_BYTE, recv,
-                         c.count(blockBytes), MPI_BYTE, c.group->comm),
+  checkMpi(MPI_Allgather(send, mpiCount(c, blockBytes), MPI_BYTE, recv,
+                         mpiCount(c, blockBytes), MPI_BYTE, c.group->comm),
            c.label, "MPI_Allgather");
   if (!direct)
     for (int r = 0; r < p; ++r)
@@ -180,26 +93,12 @@ void allGather(Call c, int64_t axis) {
           StridedView::contiguous(recvStorage.data() + r * blockBytes,
                                   c.input.sizes, c.input.elementBytes),
           c.output.slice(axis, r * c.input.sizes[axis], c.input.sizes[axis]));
-  bytesSent[CP_RT_ALL_GATHER] += blockBytes * (p - 1);
 }
 
-void allToAll(Call c, int64_t split, int64_t concat) {
-  c.checkAxis("split_axis", split);
-  c.checkAxis("concat_axis", concat);
+void allToAll(const Call &c) {
+  int64_t split = c.params[0], concat = c.params[1];
   int p = c.group->size;
-  if (c.input.sizes[split] % p != 0)
-    c.fail("split_axis " + std::to_string(split) + " has size " +
-           std::to_string(c.input.sizes[split]) +
-           ", which the group size P = " + std::to_string(p) +
-           " does not divide");
-  std::vector<int64_t> part = c.input.sizes;
-  part[split] /= p;
-  std::vector<int64_t> expected = part;
-  if (split != concat)
-    expected[concat] *= p;
-  else
-    expected[concat] = c.input.sizes[concat];
-  c.checkOutputShape(expected);
+  std::vector<int64_t> part = c.part();
   int64_t eb = c.input.elementBytes;
   int64_t partBytes = StridedView::contiguous(nullptr, part, eb).numBytes();
   std::vector<char> send(partBytes * p), recv(partBytes * p);
@@ -207,52 +106,206 @@ void allToAll(Call c, int64_t split, int64_t concat) {
     copyElements(
         c.input.slice(split, r * part[split], part[split]),
         StridedView::contiguous(send.data() + r * partBytes, part, eb));
-  checkMpi(MPI_Alltoall(send.data(), c.count(partBytes), MPI_BYTE, recv.data(),
-                        c.count(partBytes), MPI_BYTE, c.group->comm),
+  checkMpi(MPI_Alltoall(send.data(), mpiCount(c, partBytes), MPI_BYTE,
+                        recv.data(), mpiCount(c, partBytes), MPI_BYTE,
+                        c.group->comm),
            c.label, "MPI_Alltoall");
   for (int r = 0; r < p; ++r)
     copyElements(StridedView::contiguous(recv.data() + r * partBytes, part, eb),
                  c.output.slice(concat, r * part[concat], part[concat]));
-  bytesSent[CP_RT_ALL_TO_ALL] += partBytes * (p - 1);
 }
 
-/// Sends the input to `to` and writes what `from` sends into the output.
-void sendReceive(Call c, int to, int from, int tag) {
-  c.checkOutputShape(c.input.sizes);
+/// exchange and shift: send the input to one rank, receive from another.
+void sendReceive(const Call &c) {
+  int to = c.sendTo(), from = c.receiveFrom();
   if (to == c.group->rank && from == c.group->rank) {
     copyElements(c.input, c.output);
     return;
   }
   std::vector<char> sendStorage, recvStorage;
-  void *send = c.dense(c.input, sendStorage);
+  void *send = dense(c.input, sendStorage);
   int64_t bytes = c.input.numBytes();
   void *recv = c.output.base;
   if (!c.output.isContiguous()) {
     recvStorage.resize(bytes);
     recv = recvStorage.data();
   }
-  checkMpi(MPI_Sendrecv(send, c.count(bytes), MPI_BYTE, to, tag, recv,
-                        c.count(bytes), MPI_BYTE, from, tag, c.group->comm,
+  int tag = 100 + c.kind;
+  checkMpi(MPI_Sendrecv(send, mpiCount(c, bytes), MPI_BYTE, to, tag, recv,
+                        mpiCount(c, bytes), MPI_BYTE, from, tag, c.group->comm,
                         MPI_STATUS_IGNORE),
            c.label, "MPI_Sendrecv");
   if (recv != c.output.base)
     copyElements(
         StridedView::contiguous(recv, c.input.sizes, c.input.elementBytes),
         c.output);
-  bytesSent[c.kind] += bytes;
 }
 
-void exchangeMirror(Call c) {
-  int partner = c.group->size - 1 - c.group->rank;
-  sendReceive(c, partner, partner, /*tag=*/CP_RT_EXCHANGE + 100);
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Call
+//===----------------------------------------------------------------------===//
+
+Call::Call(cp_rt_collective kind, int64_t groupHandle, StridedView input,
+           StridedView output, const char *type, int64_t param0,
+           int64_t param1)
+    : kind(kind), type(type), input(std::move(input)),
+      output(std::move(output)) {
+  ensureMpi();
+  group = &groupByHandle(groupHandle, kCollectiveNames[kind]);
+  label = std::string(kCollectiveNames[kind]) + " on " + group->label;
+  params[0] = param0;
+  params[1] = param1;
+  agree();
+  validate();
 }
 
-void shift(Call c, int64_t offset) {
-  int64_t p = c.group->size, r = c.group->rank;
-  int64_t k = ((offset % p) + p) % p;
-  sendReceive(c, static_cast<int>((r + k) % p),
-              static_cast<int>((r - k + p) % p), /*tag=*/CP_RT_SHIFT + 100);
+Call Call::withBuffers(StridedView newInput, StridedView newOutput) const {
+  Call copy;
+  copy.kind = kind;
+  copy.type = type;
+  copy.group = group;
+  copy.label = label;
+  copy.params[0] = params[0];
+  copy.params[1] = params[1];
+  copy.input = std::move(newInput);
+  copy.output = std::move(newOutput);
+  return copy;
 }
+
+void Call::fail(const std::string &reason) const {
+  failOnEveryRank(*group, label, reason);
+}
+
+void Call::agree() const {
+  if (input.rank() > kMaxRank || output.rank() > kMaxRank)
+    failHere(label, "buffers of rank > 8 are not supported");
+  CallHeader mine{};
+  mine.kind = kind;
+  mine.elementBytes = input.elementBytes;
+  mine.rank = input.rank();
+  for (int64_t d = 0; d < input.rank(); ++d)
+    mine.inSizes[d] = input.sizes[d];
+  for (int64_t d = 0; d < output.rank(); ++d)
+    mine.outSizes[d] = output.sizes[d];
+  mine.params[0] = params[0];
+  mine.params[1] = params[1];
+  std::vector<CallHeader> all(group->size);
+  checkMpi(MPI_Allgather(&mine, sizeof(CallHeader), MPI_BYTE, all.data(),
+                         sizeof(CallHeader), MPI_BYTE, group->comm),
+           label, "MPI_Allgather");
+  for (int r = 0; r < group->size; ++r) {
+    const CallHeader &other = all[r];
+    if (other.kind != mine.kind)
+      fail("group rank " + std::to_string(r) + " is in " +
+           kCollectiveNames[other.kind] +
+           " at the same point; every rank must run the same program");
+    if (std::memcmp(&other, &mine, sizeof(CallHeader)) == 0)
+      continue;
+    fail("this rank (group rank " + std::to_string(group->rank) +
+         ") passes " + describe(mine.inSizes, mine.rank, type) + " -> " +
+         describe(mine.outSizes, output.rank(), type) + " but group rank " +
+         std::to_string(r) + " passes " +
+         describe(other.inSizes, other.rank, type) + " -> " +
+         describe(other.outSizes, other.rank, type) +
+         "; every rank of the group must pass the same shapes");
+  }
+}
+
+void Call::validate() const {
+  auto checkAxis = [&](const char *name, int64_t axis) {
+    if (axis < 0 || axis >= input.rank())
+      fail(std::string(name) + " " + std::to_string(axis) +
+           " is out of range for a rank-" + std::to_string(input.rank()) +
+           " buffer");
+  };
+  std::vector<int64_t> expected = input.sizes;
+  int p = group->size;
+  switch (kind) {
+  case CP_RT_ALL_GATHER:
+    checkAxis("gather_axis", params[0]);
+    expected[params[0]] *= p;
+    break;
+  case CP_RT_ALL_TO_ALL: {
+    int64_t split = params[0], concat = params[1];
+    checkAxis("split_axis", split);
+    checkAxis("concat_axis", concat);
+    if (input.sizes[split] % p != 0)
+      fail("split_axis " + std::to_string(split) + " has size " +
+           std::to_string(input.sizes[split]) + ", which the group size P = " +
+           std::to_string(p) + " does not divide");
+    expected = part();
+    if (split != concat)
+      expected[concat] *= p;
+    else
+      expected[concat] = input.sizes[concat];
+    break;
+  }
+  default:
+    break;
+  }
+  if (output.sizes != expected)
+    fail("output buffer is " + output.shapeString() + " but " +
+         input.shapeString() + " input needs " +
+         StridedView::contiguous(nullptr, expected, 1).shapeString());
+}
+
+std::vector<int64_t> Call::part() const {
+  std::vector<int64_t> shape = input.sizes;
+  shape[params[0]] /= group->size;
+  return shape;
+}
+
+int Call::sendTo() const {
+  int p = group->size, r = group->rank;
+  if (kind == CP_RT_EXCHANGE)
+    return p - 1 - r;
+  int64_t k = ((params[0] % p) + p) % p;
+  return static_cast<int>((r + k) % p);
+}
+
+int Call::receiveFrom() const {
+  int p = group->size, r = group->rank;
+  if (kind == CP_RT_EXCHANGE)
+    return p - 1 - r;
+  int64_t k = ((params[0] % p) + p) % p;
+  return static_cast<int>((r - k + p) % p);
+}
+
+int64_t Call::bytesSent() const {
+  int p = group->size;
+  switch (kind) {
+  case CP_RT_ALL_GATHER:
+    return input.numBytes() * (p - 1);
+  case CP_RT_ALL_TO_ALL:
+    return input.numBytes() / p * (p - 1);
+  default:
+    return sendTo() == group->rank ? 0 : input.numBytes();
+  }
+}
+
+void cp::runtime::count(const Call &call) {
+  bytesCounter[call.kind] += call.bytesSent();
+  ++callCounter[call.kind];
+}
+
+void cp::runtime::runOnHost(const Call &call) {
+  switch (call.kind) {
+  case CP_RT_ALL_GATHER:
+    allGather(call);
+    break;
+  case CP_RT_ALL_TO_ALL:
+    allToAll(call);
+    break;
+  default:
+    sendReceive(call);
+    break;
+  }
+  count(call);
+}
+
+namespace {
 
 std::string nameOf(int64_t rank, void *descriptor) {
   StridedView view = StridedView::fromDescriptor(rank, descriptor, 1);
@@ -271,6 +324,15 @@ std::vector<int64_t> specOf(int64_t rank, void *descriptor) {
   std::vector<int64_t> spec(view.numElements());
   copyElements(view, StridedView::contiguous(spec.data(), view.sizes, 8));
   return spec;
+}
+
+/// A Call on the buffers of two unranked memref descriptors.
+Call callOn(cp_rt_collective kind, int64_t group, int64_t inRank, void *in,
+            int64_t outRank, void *out, int64_t elementBytes, const char *type,
+            int64_t param0 = 0, int64_t param1 = 0) {
+  return Call(kind, group, StridedView::fromDescriptor(inRank, in, elementBytes),
+              StridedView::fromDescriptor(outRank, out, elementBytes), type,
+              param0, param1);
 }
 
 } // namespace
@@ -331,27 +393,24 @@ int64_t cp_rt_grid_linear_index(int64_t nameRank, void *name, int64_t specRank,
 #define CP_RT_DEFINE_COLLECTIVES(T, BYTES)                                     \
   void cp_rt_all_gather_##T(int64_t group, int64_t inRank, void *in,           \
                             int64_t outRank, void *out, int64_t gatherAxis) {  \
-    allGather(Call(CP_RT_ALL_GATHER, group, inRank, in, outRank, out, BYTES,   \
-                   #T, gatherAxis),                                            \
-              gatherAxis);                                                     \
+    runOnHost(callOn(CP_RT_ALL_GATHER, group, inRank, in, outRank, out, BYTES, \
+                     #T, gatherAxis));                                         \
   }                                                                            \
   void cp_rt_all_to_all_##T(int64_t group, int64_t inRank, void *in,           \
                             int64_t outRank, void *out, int64_t splitAxis,     \
                             int64_t concatAxis) {                              \
-    allToAll(Call(CP_RT_ALL_TO_ALL, group, inRank, in, outRank, out, BYTES,    \
-                  #T, splitAxis, concatAxis),                                  \
-             splitAxis, concatAxis);                                           \
+    runOnHost(callOn(CP_RT_ALL_TO_ALL, group, inRank, in, outRank, out, BYTES, \
+                     #T, splitAxis, concatAxis));                              \
   }                                                                            \
   void cp_rt_exchange_mirror_##T(int64_t group, int64_t inRank, void *in,      \
                                  int64_t outRank, void *out) {                 \
-    exchangeMirror(                                                            \
-        Call(CP_RT_EXCHANGE, group, inRank, in, outRank, out, BYTES, #T));     \
+    runOnHost(                                                                 \
+        callOn(CP_RT_EXCHANGE, group, inRank, in, outRank, out, BYTES, #T));   \
   }                                                                            \
   void cp_rt_shift_##T(int64_t group, int64_t inRank, void *in,                \
                        int64_t outRank, void *out, int64_t offset) {           \
-    shift(                                                                     \
-        Call(CP_RT_SHIFT, group, inRank, in, outRank, out, BYTES, #T, offset), \
-        offset);                                                               \
+    runOnHost(callOn(CP_RT_SHIFT, group, inRank, in, outRank, out, BYTES, #T,  \
+                     offset));                                                 \
   }
 
 CP_RT_DEFINE_COLLECTIVES(f64, 8)
@@ -364,13 +423,13 @@ CP_RT_DEFINE_COLLECTIVES(i16, 2)
 CP_RT_DEFINE_COLLECTIVES(i8, 1)
 CP_RT_DEFINE_COLLECTIVES(i1, 1)
 
-int64_t cp_rt_bytes_sent(int kind) { return counterOf(bytesSent, kind); }
+int64_t cp_rt_bytes_sent(int kind) { return counterOf(bytesCounter, kind); }
 
-int64_t cp_rt_calls(int kind) { return counterOf(callCount, kind); }
+int64_t cp_rt_calls(int kind) { return counterOf(callCounter, kind); }
 
 void cp_rt_reset_counters(void) {
-  bytesSent.fill(0);
-  callCount.fill(0);
+  bytesCounter.fill(0);
+  callCounter.fill(0);
 }
 
 } // extern "C"
