@@ -169,6 +169,8 @@ int64_t cp::runtime::handleOf(const std::string &name,
                           static_cast<int>(key), &group->comm),
            call, "MPI_Comm_split");
   MPI_Comm_set_errhandler(group->comm, MPI_ERRORS_RETURN);
+  group->color = static_cast<int>(color);
+  group->key = static_cast<int>(key);
   MPI_Comm_rank(group->comm, &group->rank);
   MPI_Comm_size(group->comm, &group->size);
   int64_t handle = static_cast<int64_t>(t.groups.size());

@@ -24,10 +24,16 @@ struct Group {
   MPI_Comm comm = MPI_COMM_NULL;
   int rank = 0;
   int size = 1;
+  /// The split of the world that made `comm`: other backends (NCCL) split
+  /// their world communicator the same way.
+  int color = 0, key = 0;
 };
 
 /// Initializes MPI when nobody has; returns this process's world rank.
 int ensureMpi();
+/// This process's world rank for messages, also before MPI is initialized
+/// (from the launcher's environment), or -1 when unknown.
+int rankForMessages();
 
 /// Ends every rank after printing "cp-runtime: rank R: call: reason" here.
 [[noreturn]] void failHere(const std::string &call, const std::string &reason);

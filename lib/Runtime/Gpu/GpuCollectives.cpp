@@ -1,0 +1,196 @@
+//===- GpuCollectives.cpp - collectives on device buffers -----------------===//
+//
+// The entries convert-cp-to-nccl emits. Each builds the same Call as the
+// CPU path (so the group agrees on shapes first), then moves the bytes with
+// NCCL on the caller's stream, or, with CP_RT_GPU_COLLECTIVES=mpi, through
+// host memory with the CPU algorithms (several ranks can then share one
+// GPU, which NCCL refuses).
+//
+//===----------------------------------------------------------------------===//
+
+#include "cp/Runtime/cp_runtime_gpu.h"
+
+#include "../Collectives.h"
+#include "CudaDriver.h"
+
+#include <nccl.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <vector>
+
+using namespace cp::runtime;
+
+namespace {
+
+void checkNccl(ncclResult_t result, const Call &call,
+               const char *ncclFunction) {
+  if (result == ncclSuccess)
+    return;
+  std::string reason = std::string(ncclFunction) + " failed: " +
+                       ncclGetErrorString(result);
+  if (const char *last = ncclGetLastError(nullptr))
+    if (*last)
+      reason += std::string(" (") + last + ")";
+  failHere(call.label, reason);
+}
+
+bool useMpiStaging() {
+  const char *backend = std::getenv("CP_RT_GPU_COLLECTIVES");
+  return backend && std::strcmp(backend, "mpi") == 0;
+}
+
+/// The world communicator from a unique id broadcast over MPI, and one
+/// communicator per group split from it like the group's MPI communicator.
+ncclComm_t ncclCommunicatorOf(const Call &call) {
+  static ncclComm_t world = nullptr;
+  static std::map<const Group *, ncclComm_t> groups;
+  auto found = groups.find(call.group);
+  if (found != groups.end())
+    return found->second;
+  if (!world) {
+    int rank = ensureMpi(), size = 0;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    ncclUniqueId id;
+    if (rank == 0)
+      checkNccl(ncclGetUniqueId(&id), call, "ncclGetUniqueId");
+    checkMpi(MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, MPI_COMM_WORLD),
+             call.label, "MPI_Bcast");
+    checkNccl(ncclCommInitRank(&world, size, id, rank), call,
+              "ncclCommInitRank");
+  }
+  ncclComm_t comm = nullptr;
+  checkNccl(ncclCommSplit(world, call.group->color, call.group->key, &comm,
+                          nullptr),
+            call, "ncclCommSplit");
+  groups[call.group] = comm;
+  return comm;
+}
+
+/// Product of the sizes before `dim`: 1 when blocks along `dim` are
+/// contiguous in a dense buffer.
+int64_t outerSize(const StridedView &view, int64_t dim) {
+  int64_t outer = 1;
+  for (int64_t d = 0; d < dim; ++d)
+    outer *= view.sizes[d];
+  return outer;
+}
+
+/// NCCL moves flat byte ranges: the buffers must be dense and every
+/// rank's block contiguous.
+void checkFlat(const Call &c) {
+  bool flat = c.input.isContiguous() && c.output.isContiguous();
+  if (c.kind == CP_RT_ALL_GATHER)
+    flat = flat && outerSize(c.output, c.params[0]) == 1;
+  if (c.kind == CP_RT_ALL_TO_ALL)
+    flat = flat && outerSize(c.input, c.params[0]) == 1 &&
+           outerSize(c.output, c.params[1]) == 1;
+  if (!flat)
+    c.fail("GPU collectives need dense buffers exchanged along their "
+           "leading dim; lower the program with cp-pack-collectives "
+           "(part of cp-lower-to-nvvm)");
+}
+
+void runWithNccl(const Call &c, CUstream stream) {
+  ncclComm_t comm = ncclCommunicatorOf(c);
+  const void *send = c.input.base;
+  void *recv = c.output.base;
+  size_t bytes = static_cast<size_t>(c.input.numBytes());
+  switch (c.kind) {
+  case CP_RT_ALL_GATHER:
+    checkNccl(ncclAllGather(send, recv, bytes, ncclUint8, comm, stream), c,
+              "ncclAllGather");
+    break;
+  case CP_RT_ALL_TO_ALL:
+    checkNccl(ncclAlltoAll(send, recv, bytes / c.group->size, ncclUint8, comm,
+                           stream),
+              c, "ncclAlltoAll");
+    break;
+  default: {
+    int to = c.sendTo(), from = c.receiveFrom();
+    if (to == c.group->rank && from == c.group->rank) {
+      checkCuda(cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(recv),
+                              reinterpret_cast<CUdeviceptr>(send), bytes,
+                              stream),
+                c.label, "cuMemcpyAsync");
+      break;
+    }
+    checkNccl(ncclGroupStart(), c, "ncclGroupStart");
+    checkNccl(ncclSend(send, bytes, ncclUint8, to, comm, stream), c,
+              "ncclSend");
+    checkNccl(ncclRecv(recv, bytes, ncclUint8, from, comm, stream), c,
+              "ncclRecv");
+    checkNccl(ncclGroupEnd(), c, "ncclGroupEnd");
+    break;
+  }
+  }
+  count(c);
+}
+
+/// Host staging: wait for the stream, copy down, run the CPU algorithm,
+/// copy up on the stream and wait for it (the host buffers die here).
+void runStagedThroughMpi(const Call &c, CUstream stream) {
+  checkCuda(cuStreamSynchronize(stream), c.label, "cuStreamSynchronize");
+  std::vector<char> in(c.input.numBytes()), out(c.output.numBytes());
+  checkCuda(cuMemcpyDtoH(in.data(), reinterpret_cast<CUdeviceptr>(c.input.base),
+                         in.size()),
+            c.label, "cuMemcpyDtoH");
+  runOnHost(c.withBuffers(
+      StridedView::contiguous(in.data(), c.input.sizes, c.input.elementBytes),
+      StridedView::contiguous(out.data(), c.output.sizes,
+                              c.output.elementBytes)));
+  checkCuda(cuMemcpyHtoDAsync(reinterpret_cast<CUdeviceptr>(c.output.base),
+                              out.data(), out.size(), stream),
+            c.label, "cuMemcpyHtoDAsync");
+  checkCuda(cuStreamSynchronize(stream), c.label, "cuStreamSynchronize");
+}
+
+void run(cp_rt_collective kind, int64_t group, int64_t inRank, void *in,
+         int64_t outRank, void *out, int64_t elementBytes, void *stream,
+         int64_t param0 = 0, int64_t param1 = 0) {
+  ensureCudaContext();
+  Call call(kind, group,
+            StridedView::fromDescriptor(inRank, in, elementBytes),
+            StridedView::fromDescriptor(outRank, out, elementBytes), "bytes",
+            param0, param1);
+  checkFlat(call);
+  auto cuStream = static_cast<CUstream>(stream);
+  if (useMpiStaging())
+    runStagedThroughMpi(call, cuStream);
+  else
+    runWithNccl(call, cuStream);
+}
+
+} // namespace
+
+extern "C" {
+
+void cp_rt_gpu_all_gather(int64_t group, int64_t inRank, void *in,
+                          int64_t outRank, void *out, int64_t elementBytes,
+                          int64_t gatherAxis, void *stream) {
+  run(CP_RT_ALL_GATHER, group, inRank, in, outRank, out, elementBytes, stream,
+      gatherAxis);
+}
+
+void cp_rt_gpu_all_to_all(int64_t group, int64_t inRank, void *in,
+                          int64_t outRank, void *out, int64_t elementBytes,
+                          int64_t splitAxis, int64_t concatAxis, void *stream) {
+  run(CP_RT_ALL_TO_ALL, group, inRank, in, outRank, out, elementBytes, stream,
+      splitAxis, concatAxis);
+}
+
+void cp_rt_gpu_exchange_mirror(int64_t group, int64_t inRank, void *in,
+                               int64_t outRank, void *out,
+                               int64_t elementBytes, void *stream) {
+  run(CP_RT_EXCHANGE, group, inRank, in, outRank, out, elementBytes, stream);
+}
+
+void cp_rt_gpu_shift(int64_t group, int64_t inRank, void *in, int64_t outRank,
+                     void *out, int64_t elementBytes, int64_t offset,
+                     void *stream) {
+  run(CP_RT_SHIFT, group, inRank, in, outRank, out, elementBytes, stream,
+      offset);
+}
+
+} // extern "C"
