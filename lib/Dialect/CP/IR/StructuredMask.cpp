@@ -78,3 +78,46 @@ KeyRange mlir::cp::buildFullyVisibleKeyRange(OpBuilder &b, Location loc,
   }
   llvm_unreachable("unknown mask kind");
 }
+
+KeyTiles mlir::cp::buildVisibleKeyTiles(OpBuilder &b, Location loc,
+                                        MaskAttr mask, Value qFirst,
+                                        Value qLast, Value kvOffset,
+                                        Value numKeys, Value tileKv) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  KeyTiles tiles;
+  tiles.first = zero;
+  tiles.end = arith::CeilDivUIOp::create(b, loc, numKeys, tileKv);
+  if (mask.isNone())
+    return tiles;
+  // Local key columns [lo, hi) that some query may see.
+  KeyRange visible = buildVisibleKeyRange(b, loc, mask, qFirst, qLast);
+  Value lo = zero;
+  if (visible.first)
+    lo = arith::MaxSIOp::create(
+        b, loc, zero, arith::SubIOp::create(b, loc, visible.first, kvOffset));
+  Value hi = arith::MinSIOp::create(
+      b, loc, numKeys,
+      addConstant(b, loc, arith::SubIOp::create(b, loc, visible.last, kvOffset),
+                  1));
+  tiles.first = arith::DivUIOp::create(b, loc, lo, tileKv);
+  Value any = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, hi, lo);
+  tiles.end = arith::SelectOp::create(
+      b, loc, any, arith::CeilDivSIOp::create(b, loc, hi, tileKv), tiles.first);
+  tiles.full = buildFullyVisibleKeyRange(b, loc, mask, qFirst, qLast);
+  return tiles;
+}
+
+Value mlir::cp::buildTileIsCut(OpBuilder &b, Location loc, MaskAttr mask,
+                               const KeyTiles &tiles, Value kFirst,
+                               Value kLast) {
+  if (mask.isNone())
+    return Value();
+  Value cut = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, kLast,
+                                    tiles.full.last);
+  if (tiles.full.first)
+    cut = arith::OrIOp::create(
+        b, loc, cut,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, kFirst,
+                              tiles.full.first));
+  return cut;
+}

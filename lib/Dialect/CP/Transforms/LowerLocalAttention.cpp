@@ -455,23 +455,10 @@ void AttentionLowering::emitQueryTile(Value batch, Value head, Value kvHead,
   Value qLast = sub(add(qFirst, validQ), idx(1));
   Value kvOffset = op.getKvOffset();
   Value tileKv = idx(t.tileKv);
-  Value firstTile = idx(0);
-  Value endTile = arith::CeilDivUIOp::create(b, loc, lkv, tileKv);
-  KeyRange full;
-  if (!mask.isNone()) {
-    KeyRange visible = buildVisibleKeyRange(b, loc, mask, qFirst, qLast);
-    Value lo =
-        visible.first ? maxIdx(idx(0), sub(visible.first, kvOffset)) : idx(0);
-    Value hi = minIdx(lkv, add(sub(visible.last, kvOffset), idx(1)));
-    firstTile = arith::DivUIOp::create(b, loc, lo, tileKv);
-    Value any =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, hi, lo);
-    endTile = arith::SelectOp::create(
-        b, loc, any, arith::CeilDivSIOp::create(b, loc, hi, tileKv), firstTile);
-    full = buildFullyVisibleKeyRange(b, loc, mask, qFirst, qLast);
-  }
+  KeyTiles tiles = buildVisibleKeyTiles(b, loc, mask, qFirst, qLast, kvOffset,
+                                        lkv, tileKv);
 
-  loop(firstTile, endTile, 1, [&](Value kt) {
+  loop(tiles.first, tiles.end, 1, [&](Value kt) {
     Value k0 = mul(kt, tileKv);
     Value rows = minIdx(tileKv, sub(lkv, k0));
     // St[j, i] = sum_d K[k0 + j, d] * Qt[d, i]
@@ -484,21 +471,13 @@ void AttentionLowering::emitQueryTile(Value batch, Value head, Value kvHead,
           return loadLanes(s.qt, {d, lane});
         },
         /*accumulate=*/false, /*lanesOuter=*/false);
-    if (!mask.isNone()) {
-      Value kFirst = add(kvOffset, k0);
-      Value kLast = sub(add(kFirst, rows), idx(1));
-      Value cut = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
-                                        kLast, full.last);
-      if (full.first)
-        cut = arith::OrIOp::create(
-            b, loc, cut,
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, kFirst,
-                                  full.first));
+    Value kFirst = add(kvOffset, k0);
+    if (Value cut = buildTileIsCut(b, loc, mask, tiles, kFirst,
+                                   sub(add(kFirst, rows), idx(1))))
       scf::IfOp::create(b, loc, cut, [&](OpBuilder &, Location) {
         applyStructuredMask(qFirst, kFirst, rows, s);
         scf::YieldOp::create(b, loc);
       });
-    }
     if (op.getExplicitMask())
       applyExplicitMask(batch, head, q0, validQ, k0, rows, s);
     updateSoftmax(validQ, rows, s);

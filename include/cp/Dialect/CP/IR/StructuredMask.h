@@ -41,6 +41,23 @@ KeyRange buildVisibleKeyRange(OpBuilder &b, Location loc, MaskAttr mask,
 KeyRange buildFullyVisibleKeyRange(OpBuilder &b, Location loc, MaskAttr mask,
                                    Value qFirst, Value qLast);
 
+/// The tiles of `tileKv` keys a query block visits: [first, end) over local
+/// key tiles of a block of `numKeys` keys starting at global `kvOffset`,
+/// for the queries [qFirst, qLast]; every tile when `mask` is none. `full`
+/// is the range of keys every query sees, for buildTileIsCut.
+struct KeyTiles {
+  Value first, end;
+  KeyRange full;
+};
+KeyTiles buildVisibleKeyTiles(OpBuilder &b, Location loc, MaskAttr mask,
+                              Value qFirst, Value qLast, Value kvOffset,
+                              Value numKeys, Value tileKv);
+
+/// i1: the keys [kFirst, kLast] of a tile are not all visible to every query
+/// of the block, so the tile needs the mask applied. Null for mask none.
+Value buildTileIsCut(OpBuilder &b, Location loc, MaskAttr mask,
+                     const KeyTiles &tiles, Value kFirst, Value kLast);
+
 } // namespace cp
 } // namespace mlir
 

@@ -121,6 +121,59 @@ def LowerLocalAttentionPass : Pass<"cp-lower-local-attention"> {
   ];
 }
 
+def LowerLocalAttentionToGPUPass : Pass<"cp-lower-local-attention-to-gpu"> {
+  let summary = "Lower cp.buffer.local_attention to a flash-attention gpu.launch";
+  let description = [{
+    Rewrites every `cp.buffer.local_attention` into one `gpu.launch`
+    (docs/Lowering.md §6):
+
+    - a block per (query tile, head, batch), `tile-q * threads-per-row`
+      threads; R = `threads-per-row` adjacent lanes own one query row;
+    - the scaled query tile is staged once in workgroup memory, then each
+      key tile the mask leaves visible (StructuredMask.h, as on CPU) is
+      staged as f32 K and V tiles;
+    - a thread scores keys `lane, lane + R, ...`; the row's max and sum are
+      reduced with `gpu.shuffle xor`; probabilities pass through workgroup
+      memory; a thread accumulates value columns `lane, lane + R, ...` in
+      registers;
+    - the mask is applied on tiles it cuts (and explicit masks on every
+      tile); fully masked rows give 0 and `lse = -inf`; f16/bf16 are read
+      into f32 and the output truncated once.
+
+    D and Dv must be static (they size workgroup memory). `tile-kv = 0`
+    picks the largest tile up to 64 that fits `shared-memory-bytes`.
+
+    ```mlir
+    cp.buffer.local_attention %q, %k, %v offsets(%qo, %c0) into %o mask = causal
+        : memref<1x8x64x32xf16>, ... into memref<1x8x64x32xf16>
+    // becomes
+    gpu.launch blocks(%tile, %h, %b) in (...) threads(%t, ...) in (%c128, ...)
+        workgroup(%qs : memref<32x33xf32, #gpu.address_space<workgroup>>, ...) {
+      ... gpu.barrier ... gpu.shuffle xor ... gpu.terminator
+    }
+    ```
+  }];
+  let options = [
+    Option<"tileQ", "tile-q", "int64_t", /*default=*/"32",
+           "Query rows per block">,
+    Option<"tileKv", "tile-kv", "int64_t", /*default=*/"0",
+           "Keys per staged tile (a multiple of threads-per-row); 0 picks "
+           "the largest up to 64 that fits shared-memory-bytes">,
+    Option<"threadsPerRow", "threads-per-row", "int64_t", /*default=*/"4",
+           "Threads that share one query row (a power of two <= 32)">,
+    Option<"sharedMemoryBytes", "shared-memory-bytes", "int64_t",
+           /*default=*/"49152",
+           "Workgroup memory budget per block (static shared memory)">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect"
+  ];
+}
+
 def ApproximateMathPass : Pass<"cp-approximate-math"> {
   let summary = "Replace f32 math functions with polynomial approximations";
   let description = [{
