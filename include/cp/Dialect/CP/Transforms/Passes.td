@@ -174,6 +174,70 @@ def LowerLocalAttentionToGPUPass : Pass<"cp-lower-local-attention-to-gpu"> {
   ];
 }
 
+def PackCollectivesPass : Pass<"cp-pack-collectives"> {
+  let summary = "Give bufferized collectives dense buffers exchanged along dim 0";
+  let description = [{
+    NCCL moves flat byte ranges, so a device collective needs dense buffers
+    in which every rank's block is contiguous. This pass rewrites each
+    `cp.buffer` collective that is not in that form:
+
+    - `all_gather` along dim `a`: gather along dim 0 into a stacked buffer,
+      then copy block r to `[r*n, (r+1)*n)` along `a` of the output;
+    - `all_to_all` (split `s`, concat `c`): copy input part j (along `s`)
+      to block j of a stacked send buffer, exchange along dim 0, copy block
+      r to part r (along `c`) of the output;
+    - `exchange` / `shift`: dense copies of strided inputs or outputs.
+
+    Copies are `linalg.copy` (GPU kernels after
+    `convert-parallel-loops-to-gpu`); temporaries are freed after use.
+    Static shapes and group sizes are required.
+
+    ```mlir
+    cp.buffer.all_to_all %q into %qh on @cp grid_axes = [0] split_axis = 1
+        concat_axis = 2 : memref<1x8x64x32xf32> into memref<1x2x256x32xf32>
+    // becomes
+    linalg.copy ins(%q[:, 2r:2r+2]) outs(%send[r:r+1])     // r = 0..3
+    cp.buffer.all_to_all %send into %recv on @cp grid_axes = [0]
+        split_axis = 0 concat_axis = 0 : memref<4x2x64x32xf32> into ...
+    linalg.copy ins(%recv[r:r+1]) outs(%qh[:, :, 64r:64r+64])
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::memref::MemRefDialect"
+  ];
+}
+
+def PlaceBuffersOnGPUPass : Pass<"cp-place-buffers-on-gpu"> {
+  let summary = "Allocate, free and copy the host program's buffers on the GPU";
+  let description = [{
+    In a GPU program every buffer lives in device memory: the function's
+    arguments are device buffers, and so are the buffers bufferization
+    allocates. Outside GPU kernels this pass rewrites
+
+    - `memref.alloc` into `gpu.alloc` and `memref.dealloc` into
+      `gpu.dealloc`;
+    - `memref.copy` into `gpu.memcpy` when both sides are dense, else into
+      `linalg.copy` (a kernel after `convert-parallel-loops-to-gpu`).
+
+    The ops are synchronous; `gpu-async-region` later threads them into the
+    stream. Host code that would load or store a device buffer is an error.
+
+    ```mlir
+    %b = memref.alloc() : memref<1x4x256x32xf32>
+    memref.copy %a, %b : memref<1x4x256x32xf32> to memref<1x4x256x32xf32>
+    // becomes
+    %b = gpu.alloc () : memref<1x4x256x32xf32>
+    gpu.memcpy %b, %a : memref<1x4x256x32xf32>, memref<1x4x256x32xf32>
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::memref::MemRefDialect"
+  ];
+}
+
 def ApproximateMathPass : Pass<"cp-approximate-math"> {
   let summary = "Replace f32 math functions with polynomial approximations";
   let description = [{

@@ -1,0 +1,204 @@
+//===- PackCollectives.cpp - flat buffers for device collectives ----------===//
+//
+// Implements cp-pack-collectives: every bufferized collective gets dense
+// buffers exchanged along dim 0, the form NCCL moves as flat byte ranges.
+// Where a collective gathers, splits or concatenates along another dim, or
+// reads or writes a strided view, explicit linalg.copy ops pack and unpack
+// around it (on GPUs they become kernels).
+//
+//===----------------------------------------------------------------------===//
+
+#include "cp/Dialect/CP/IR/CPOps.h"
+#include "cp/Dialect/CP/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir {
+namespace cp {
+#define GEN_PASS_DEF_PACKCOLLECTIVESPASS
+#include "cp/Dialect/CP/Transforms/Passes.h.inc"
+} // namespace cp
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::cp;
+
+namespace {
+
+bool isDense(Value buffer) {
+  return cast<MemRefType>(buffer.getType()).getLayout().isIdentity();
+}
+
+/// Product of the sizes before `dim`.
+int64_t outerSize(ArrayRef<int64_t> shape, int64_t dim) {
+  int64_t outer = 1;
+  for (int64_t d = 0; d < dim; ++d)
+    outer *= shape[d];
+  return outer;
+}
+
+class Packer {
+public:
+  explicit Packer(Operation *op) : b(op), loc(op->getLoc()) {}
+
+  /// [begin, begin + count) along `dim` of `buffer`.
+  Value slice(Value buffer, int64_t dim, int64_t begin, int64_t count) {
+    auto type = cast<MemRefType>(buffer.getType());
+    SmallVector<int64_t> offsets(type.getRank(), 0), sizes(type.getShape()),
+        strides(type.getRank(), 1);
+    offsets[dim] = begin;
+    sizes[dim] = count;
+    return memref::SubViewOp::create(b, loc, buffer, offsets, sizes, strides);
+  }
+  Value alloc(ArrayRef<int64_t> shape, Type element) {
+    Value buffer =
+        memref::AllocOp::create(b, loc, MemRefType::get(shape, element));
+    temporaries.push_back(buffer);
+    return buffer;
+  }
+  void copy(Value from, Value to) { linalg::CopyOp::create(b, loc, from, to); }
+  /// `buffer` itself when dense, else a dense copy of it.
+  Value denseInput(Value buffer) {
+    if (isDense(buffer))
+      return buffer;
+    auto type = cast<MemRefType>(buffer.getType());
+    Value dense = alloc(type.getShape(), type.getElementType());
+    copy(buffer, dense);
+    return dense;
+  }
+  /// Frees the temporaries, after everything built so far.
+  void release() {
+    for (Value buffer : temporaries)
+      memref::DeallocOp::create(b, loc, buffer);
+  }
+
+  OpBuilder b;
+  Location loc;
+  SmallVector<Value> temporaries;
+};
+
+/// The same collective on other buffers and axes.
+template <typename BufferOp>
+BufferOp recreate(OpBuilder &b, BufferOp op, Value input, Value output) {
+  SmallVector<NamedAttribute> attrs(op->getAttrs());
+  return BufferOp::create(b, op.getLoc(), TypeRange{},
+                          ValueRange{input, output}, attrs);
+}
+
+LogicalResult packAllGather(BufferAllGatherOp op, int64_t p) {
+  auto in = op.getInput().getType();
+  int64_t axis = op.getGatherAxis();
+  if (isDense(op.getInput()) && isDense(op.getOutput()) &&
+      outerSize(op.getOutput().getType().getShape(), axis) == 1)
+    return success();
+  Packer k(op);
+  Value send = k.denseInput(op.getInput());
+  SmallVector<int64_t> stacked(in.getShape());
+  stacked[0] *= p;
+  Value recv = k.alloc(stacked, in.getElementType());
+  auto gathered = recreate(k.b, op, send, recv);
+  gathered.setGatherAxis(0);
+  int64_t block = in.getDimSize(0), width = in.getDimSize(axis);
+  for (int64_t r = 0; r < p; ++r)
+    k.copy(k.slice(recv, 0, r * block, block),
+           k.slice(op.getOutput(), axis, r * width, width));
+  k.release();
+  op.erase();
+  return success();
+}
+
+LogicalResult packAllToAll(BufferAllToAllOp op, int64_t p) {
+  auto in = op.getInput().getType();
+  int64_t split = op.getSplitAxis(), concat = op.getConcatAxis();
+  if (isDense(op.getInput()) && isDense(op.getOutput()) &&
+      outerSize(in.getShape(), split) == 1 &&
+      outerSize(op.getOutput().getType().getShape(), concat) == 1)
+    return success();
+  Packer k(op);
+  // Part j of the input goes to rank j: stack the parts along dim 0.
+  SmallVector<int64_t> part(in.getShape());
+  part[split] /= p;
+  SmallVector<int64_t> stacked(part);
+  stacked[0] *= p;
+  Value send = k.alloc(stacked, in.getElementType());
+  for (int64_t r = 0; r < p; ++r)
+    k.copy(k.slice(op.getInput(), split, r * part[split], part[split]),
+           k.slice(send, 0, r * part[0], part[0]));
+  Value recv = k.alloc(stacked, in.getElementType());
+  auto exchanged = recreate(k.b, op, send, recv);
+  exchanged.setSplitAxis(0);
+  exchanged.setConcatAxis(0);
+  for (int64_t r = 0; r < p; ++r)
+    k.copy(k.slice(recv, 0, r * part[0], part[0]),
+           k.slice(op.getOutput(), concat, r * part[concat], part[concat]));
+  k.release();
+  op.erase();
+  return success();
+}
+
+/// exchange and shift move the whole buffer: only density matters.
+template <typename BufferOp> LogicalResult packWhole(BufferOp op) {
+  if (isDense(op.getInput()) && isDense(op.getOutput()))
+    return success();
+  Packer k(op);
+  Value send = k.denseInput(op.getInput());
+  Value recv = op.getOutput();
+  if (!isDense(recv)) {
+    auto type = cast<MemRefType>(recv.getType());
+    recv = k.alloc(type.getShape(), type.getElementType());
+  }
+  recreate(k.b, op, send, recv);
+  if (recv != op.getOutput())
+    k.copy(recv, op.getOutput());
+  k.release();
+  op.erase();
+  return success();
+}
+
+struct PackCollectivesPass
+    : public cp::impl::PackCollectivesPassBase<PackCollectivesPass> {
+  using Base::Base;
+
+  LogicalResult pack(Operation *op) {
+    auto async = cast<gpu::AsyncOpInterface>(op);
+    if (async.getAsyncToken() || !async.getAsyncDependencies().empty())
+      return op->emitOpError("cp-pack-collectives runs before gpu-async-region"
+                             " and does not take async collectives");
+    for (Value buffer : op->getOperands().take_back(2))
+      if (!cast<MemRefType>(buffer.getType()).hasStaticShape())
+        return op->emitOpError("cp-pack-collectives needs static shapes, got ")
+               << buffer.getType();
+    if (auto gather = dyn_cast<BufferAllGatherOp>(op)) {
+      int64_t p = gather.getGroupSize();
+      if (ShapedType::isDynamic(p))
+        return op->emitOpError("cp-pack-collectives needs a static group "
+                               "size");
+      return packAllGather(gather, p);
+    }
+    if (auto allToAll = dyn_cast<BufferAllToAllOp>(op)) {
+      int64_t p = allToAll.getGroupSize();
+      if (ShapedType::isDynamic(p))
+        return op->emitOpError("cp-pack-collectives needs a static group "
+                               "size");
+      return packAllToAll(allToAll, p);
+    }
+    if (auto exchange = dyn_cast<BufferExchangeOp>(op))
+      return packWhole(exchange);
+    return packWhole(cast<BufferShiftOp>(op));
+  }
+
+  void runOnOperation() override {
+    SmallVector<Operation *> ops;
+    getOperation()->walk([&](Operation *op) {
+      if (isa<BufferAllGatherOp, BufferAllToAllOp, BufferExchangeOp,
+              BufferShiftOp>(op))
+        ops.push_back(op);
+    });
+    for (Operation *op : ops)
+      if (failed(pack(op)))
+        return signalPassFailure();
+  }
+};
+
+} // namespace
