@@ -54,4 +54,11 @@ void mlir::cp::registerCPPipelines() {
       "attention loops on OpenMP threads, collectives as libcp_runtime (MPI) "
       "calls, C-callable entry points",
       buildCPULoweringPipeline);
+  PassPipelineRegistration<NVVMLoweringOptions>(
+      "cp-lower-to-nvvm",
+      "Lower cp tensor IR to the LLVM dialect for NVIDIA GPUs: flash-attention "
+      "kernels (gpu.func, embedded as gpu.binary), device buffers, "
+      "collectives as libcp_runtime_gpu (NCCL) calls on the kernels' stream, "
+      "C-callable entry points",
+      buildNVVMLoweringPipeline);
 }

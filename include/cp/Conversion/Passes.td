@@ -41,4 +41,40 @@ def ConvertCPToMPIPass : Pass<"convert-cp-to-mpi", "ModuleOp"> {
   ];
 }
 
+def ConvertCPToNCCLPass : Pass<"convert-cp-to-nccl", "ModuleOp"> {
+  let summary = "Lower async cp.buffer collectives to NCCL calls on their "
+                "stream";
+  let description = [{
+    The GPU counterpart of `convert-cp-to-mpi`, run after
+    `gpu-async-region` has threaded the collectives (gpu::AsyncOpInterface
+    ops) into the token chain of the kernels around them. Each async
+    collective with one dependency becomes a call into `libcp_runtime_gpu`
+    that receives the stream its dependency stands for, enqueues the NCCL
+    operation on it, and whose result token is that same stream, the
+    contract `gpu-to-llvm` follows for every async GPU op:
+
+    ```mlir
+    %t1 = cp.buffer.all_gather async [%t0] %k into %kf on @cp grid_axes = [0]
+        gather_axis = 0 : memref<4x2x64x32xf32> into memref<16x2x64x32xf32>
+    gpu.wait [%t1]
+    // becomes
+    %g = call @cp_rt_group(%name, %spec) : (memref<*xi8>, memref<*xi64>) -> i64
+    llvm.call @cp_rt_gpu_all_gather(%g, %rank, %in, %rank, %out, %c4, %c0,
+                                   %stream) : (...) -> ()
+    gpu.wait [%stream as a token]
+    ```
+
+    Buffers go to the runtime as unranked descriptors; the runtime checks
+    that they are dense and exchanged along dim 0 (`cp-pack-collectives`).
+    Shard process indices become the runtime's grid queries, as in
+    `convert-cp-to-mpi`.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::func::FuncDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::memref::MemRefDialect"
+  ];
+}
+
 #endif // CP_CONVERSION_PASSES_TD

@@ -50,7 +50,60 @@ struct CPULoweringOptions : public PassPipelineOptions<CPULoweringOptions> {
 void buildCPULoweringPipeline(OpPassManager &pm,
                               const CPULoweringOptions &options);
 
-/// Registers `cp-lower-to-cpu`.
+/// Options of `cp-lower-to-nvvm`. The CUDA toolkit and libdevice defaults
+/// are the ones this build found (empty without CUDA: then `format`
+/// defaults to `isa`, which needs neither).
+struct NVVMLoweringOptions : public PassPipelineOptions<NVVMLoweringOptions> {
+  PassOptions::Option<std::string> scheme{
+      *this, "scheme",
+      llvm::cl::desc("Run cp-apply-scheme with this scheme first"),
+      llvm::cl::init("")};
+  PassOptions::Option<std::string> chip{
+      *this, "chip", llvm::cl::desc("GPU architecture (sm_80, sm_90, ...)"),
+      llvm::cl::init("sm_90")};
+  PassOptions::Option<std::string> features{
+      *this, "features", llvm::cl::desc("PTX features, e.g. +ptx80"),
+      llvm::cl::init("+ptx80")};
+  PassOptions::Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("Kernel binary: isa (PTX, JIT-compiled at load; needs "
+                     "no CUDA), bin (cubin, needs ptxas) or fatbin"),
+      llvm::cl::init(defaultFormat())};
+  PassOptions::Option<int64_t> optLevel{
+      *this, "opt-level", llvm::cl::desc("NVVM optimization level"),
+      llvm::cl::init(3)};
+  PassOptions::Option<std::string> toolkit{
+      *this, "toolkit", llvm::cl::desc("CUDA toolkit (ptxas, fatbinary)"),
+      llvm::cl::init(defaultToolkit())};
+  PassOptions::Option<std::string> libdevice{
+      *this, "libdevice",
+      llvm::cl::desc("libdevice.10.bc to link into kernels that call math "
+                     "functions; empty: none"),
+      llvm::cl::init(defaultLibdevice())};
+  PassOptions::Option<int64_t> tileQ{
+      *this, "tile-q", llvm::cl::desc("cp-lower-local-attention-to-gpu tile-q"),
+      llvm::cl::init(32)};
+  PassOptions::Option<int64_t> tileKv{
+      *this, "tile-kv",
+      llvm::cl::desc("cp-lower-local-attention-to-gpu tile-kv (0: auto)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<int64_t> threadsPerRow{
+      *this, "threads-per-row",
+      llvm::cl::desc("cp-lower-local-attention-to-gpu threads-per-row"),
+      llvm::cl::init(4)};
+
+  static std::string defaultToolkit();
+  static std::string defaultLibdevice();
+  static std::string defaultFormat();
+};
+
+/// cp tensor IR -> LLVM dialect with the kernels embedded (gpu.binary) and
+/// the collectives as libcp_runtime_gpu (NCCL) calls on the kernels'
+/// stream; see docs/Lowering.md §6.
+void buildNVVMLoweringPipeline(OpPassManager &pm,
+                               const NVVMLoweringOptions &options);
+
+/// Registers `cp-lower-to-cpu` and `cp-lower-to-nvvm`.
 void registerCPPipelines();
 
 } // namespace cp

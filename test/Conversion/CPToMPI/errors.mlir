@@ -3,7 +3,7 @@
 
 shard.grid @dyn(shape = ?x4)
 func.func @f(%x: memref<4xf32>, %y: memref<16xf32>) {
-  // expected-error @+1 {{needs grid @dyn to have a static shape to be lowered to MPI}}
+  // expected-error @+1 {{needs grid @dyn to have a static shape to be lowered to the runtime}}
   cp.buffer.all_gather %x into %y on @dyn grid_axes = [1] gather_axis = 0 : memref<4xf32> into memref<16xf32>
   return
 }

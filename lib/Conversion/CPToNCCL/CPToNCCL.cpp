@@ -1,0 +1,171 @@
+//===- CPToNCCL.cpp - async cp collectives to NCCL on their stream --------===//
+//
+// Implements convert-cp-to-nccl. The collectives are lowered straight to
+// LLVM calls because only there does a !gpu.async.token have its meaning,
+// a stream: the call takes the stream of the op's dependency and the op's
+// result token is that stream, as gpu-to-llvm does for every async GPU op.
+// Process indices and group handles are emitted first, at the memref level,
+// with the same runtime calls as convert-cp-to-mpi.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cp/Conversion/Passes.h"
+#include "cp/Conversion/RuntimeCalls.h"
+#include "cp/Dialect/CP/IR/CPOps.h"
+#include "mlir/Conversion/LLVMCommon/Pattern.h"
+#include "mlir/Conversion/LLVMCommon/TypeConverter.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace mlir {
+namespace cp {
+#define GEN_PASS_DEF_CONVERTCPTONCCLPASS
+#include "cp/Conversion/Passes.h.inc"
+} // namespace cp
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::cp;
+
+namespace {
+
+using GroupHandles = llvm::DenseMap<Operation *, Value>;
+
+/// The runtime entry and the trailing i64 parameters of each collective.
+std::pair<StringRef, SmallVector<int64_t>> entryOf(Operation *op) {
+  if (auto gather = dyn_cast<BufferAllGatherOp>(op))
+    return {"cp_rt_gpu_all_gather", {static_cast<int64_t>(gather.getGatherAxis())}};
+  if (auto allToAll = dyn_cast<BufferAllToAllOp>(op))
+    return {"cp_rt_gpu_all_to_all",
+            {static_cast<int64_t>(allToAll.getSplitAxis()),
+             static_cast<int64_t>(allToAll.getConcatAxis())}};
+  if (isa<BufferExchangeOp>(op))
+    return {"cp_rt_gpu_exchange_mirror", {}};
+  return {"cp_rt_gpu_shift",
+          {static_cast<int64_t>(cast<BufferShiftOp>(op).getOffset())}};
+}
+
+template <typename BufferOp>
+struct CollectiveToRuntimeCall : public ConvertOpToLLVMPattern<BufferOp> {
+  CollectiveToRuntimeCall(const LLVMTypeConverter &converter,
+                          const GroupHandles &handles)
+      : ConvertOpToLLVMPattern<BufferOp>(converter), handles(handles) {}
+
+  LogicalResult
+  matchAndRewrite(BufferOp op, typename BufferOp::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = op.getContext();
+    Type i64 = rewriter.getI64Type();
+    auto ptr = LLVM::LLVMPointerType::get(ctx);
+    auto constant = [&](int64_t v) -> Value {
+      return LLVM::ConstantOp::create(rewriter, loc, i64,
+                                      rewriter.getI64IntegerAttr(v));
+    };
+    // A ranked descriptor on the stack, passed as (rank, pointer): the
+    // runtime reads it like the CPU entries' unranked memrefs.
+    auto unranked = [&](Value memref, Value descriptor,
+                        SmallVectorImpl<Value> &args) {
+      int64_t rank = cast<MemRefType>(memref.getType()).getRank();
+      Value slot = LLVM::AllocaOp::create(rewriter, loc, ptr,
+                                          descriptor.getType(), constant(1));
+      LLVM::StoreOp::create(rewriter, loc, descriptor, slot);
+      args.append({constant(rank), slot});
+    };
+    Value stream = adaptor.getAsyncDependencies().front();
+    SmallVector<Value> args{handles.lookup(op)};
+    unranked(op.getInput(), adaptor.getInput(), args);
+    unranked(op.getOutput(), adaptor.getOutput(), args);
+    Type element = op.getInput().getType().getElementType();
+    args.push_back(constant((element.getIntOrFloatBitWidth() + 7) / 8));
+    auto [name, params] = entryOf(op);
+    for (int64_t param : params)
+      args.push_back(constant(param));
+    args.push_back(stream);
+
+    auto module = op->template getParentOfType<ModuleOp>();
+    auto callee = module.template lookupSymbol<LLVM::LLVMFuncOp>(name);
+    if (!callee) {
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPointToStart(module.getBody());
+      SmallVector<Type> types;
+      for (Value arg : args)
+        types.push_back(arg.getType());
+      callee = LLVM::LLVMFuncOp::create(
+          rewriter, loc, name,
+          LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), types));
+    }
+    LLVM::CallOp::create(rewriter, loc, callee, args);
+    rewriter.replaceOp(op, stream);
+    return success();
+  }
+
+  const GroupHandles &handles;
+};
+
+struct ConvertCPToNCCLPass
+    : public cp::impl::ConvertCPToNCCLPassBase<ConvertCPToNCCLPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    RuntimeCalls runtime(module);
+    SmallVector<Operation *> collectives, indices;
+    module.walk([&](Operation *op) {
+      if (isa<BufferAllGatherOp, BufferAllToAllOp, BufferExchangeOp,
+              BufferShiftOp>(op))
+        collectives.push_back(op);
+      else if (isa<shard::ProcessMultiIndexOp, shard::ProcessLinearIndexOp>(
+                   op))
+        indices.push_back(op);
+    });
+    bool failedAny = false;
+    for (Operation *op : indices)
+      failedAny |= failed(lowerProcessIndex(op, runtime));
+
+    // Group handles, at the memref level, before each collective.
+    GroupHandles handles;
+    for (Operation *op : collectives) {
+      auto async = cast<gpu::AsyncOpInterface>(op);
+      if (!async.getAsyncToken() || async.getAsyncDependencies().size() != 1) {
+        op->emitOpError("must be asynchronous with exactly one dependency to "
+                        "run on a stream; run gpu-async-region first");
+        failedAny = true;
+        continue;
+      }
+      auto grid = lookupStaticGrid(
+          op, op->getAttrOfType<FlatSymbolRefAttr>("grid").getValue());
+      if (!grid) {
+        failedAny = true;
+        continue;
+      }
+      OpBuilder b(op);
+      handles[op] = runtime.groupHandle(
+          b, op->getLoc(), grid,
+          op->getAttrOfType<DenseI16ArrayAttr>("grid_axes").asArrayRef());
+    }
+    if (failedAny)
+      return signalPassFailure();
+
+    MLIRContext *ctx = &getContext();
+    LLVMTypeConverter converter(ctx);
+    converter.addConversion([ctx](gpu::AsyncTokenType) -> Type {
+      return LLVM::LLVMPointerType::get(ctx);
+    });
+    RewritePatternSet patterns(ctx);
+    patterns.add<CollectiveToRuntimeCall<BufferAllGatherOp>,
+                 CollectiveToRuntimeCall<BufferAllToAllOp>,
+                 CollectiveToRuntimeCall<BufferExchangeOp>,
+                 CollectiveToRuntimeCall<BufferShiftOp>>(converter, handles);
+    ConversionTarget target(*ctx);
+    target.addIllegalOp<BufferAllGatherOp, BufferAllToAllOp, BufferExchangeOp,
+                        BufferShiftOp>();
+    target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+    if (failed(applyPartialConversion(module, target, std::move(patterns))))
+      return signalPassFailure();
+    eraseUnusedGrids(module);
+  }
+};
+
+} // namespace
