@@ -1,6 +1,7 @@
 # lit configuration for the cp-mlir regression tests.
 import os
 import shutil
+import subprocess
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -30,6 +31,15 @@ tools = [
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.with_environment("PATH", config.cp_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+# GPU tests: `cuda` where the toolkit and NCCL were found (compile and link
+# checks; no device needed), `gpu` where a device is visible (execution).
+# Without them those tests report UNSUPPORTED, never PASS.
+if config.cp_enable_cuda.upper() in ("ON", "TRUE", "1"):
+    config.available_features.add("cuda")
+    smi = shutil.which("nvidia-smi")
+    if smi and subprocess.run([smi, "-L"], capture_output=True).returncode == 0:
+        config.available_features.add("gpu")
 
 # The masks every numeric integration test runs (cp-run-attention cases):
 # structured masks, explicit i1 masks with the global and the local query

@@ -58,7 +58,7 @@ void mlir::cp::buildNVVMLoweringPipeline(OpPassManager &pm,
      << "gpu-launch-sink-index-computations,gpu-kernel-outlining,lower-affine,"
      << "cp-export-c-interface,"
      // One stream: kernels, copies and collectives in token order.
-     << "func.func(gpu-async-region),convert-cp-to-nccl,"
+     << "func.func(gpu-async-region),"
      // Host and device to LLVM (upstream's gpu-lower-to-nvvm order).
      << "convert-scf-to-cf,convert-nvvm-to-llvm,convert-func-to-llvm,"
      << "expand-strided-metadata,"
@@ -70,7 +70,8 @@ void mlir::cp::buildNVVMLoweringPipeline(OpPassManager &pm,
      << "canonicalize,cse,"
      << "gpu.module(convert-gpu-to-nvvm,canonicalize,cse,"
         "reconcile-unrealized-casts),"
-     << "gpu-to-llvm,gpu-module-to-binary{format=" << options.format;
+     // gpu-to-llvm, with the collectives on their streams.
+     << "convert-cp-to-nccl,gpu-module-to-binary{format=" << options.format;
   if (!options.toolkit.empty())
     os << " toolkit=" << options.toolkit;
   os << "},convert-math-to-llvm,canonicalize,cse,reconcile-unrealized-casts";

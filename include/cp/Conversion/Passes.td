@@ -42,26 +42,30 @@ def ConvertCPToMPIPass : Pass<"convert-cp-to-mpi", "ModuleOp"> {
 }
 
 def ConvertCPToNCCLPass : Pass<"convert-cp-to-nccl", "ModuleOp"> {
-  let summary = "Lower async cp.buffer collectives to NCCL calls on their "
-                "stream";
+  let summary = "Lower the host's GPU ops and async cp.buffer collectives to "
+                "LLVM, the collectives as NCCL calls on their stream";
   let description = [{
     The GPU counterpart of `convert-cp-to-mpi`, run after
     `gpu-async-region` has threaded the collectives (gpu::AsyncOpInterface
-    ops) into the token chain of the kernels around them. Each async
-    collective with one dependency becomes a call into `libcp_runtime_gpu`
-    that receives the stream its dependency stands for, enqueues the NCCL
-    operation on it, and whose result token is that same stream, the
-    contract `gpu-to-llvm` follows for every async GPU op:
+    ops) into the token chain of the kernels around them, in place of
+    upstream `gpu-to-llvm`. A `!gpu.async.token` becomes a stream (or an
+    event) only in the conversion that lowers the host's GPU ops, and that
+    conversion tracks which is which; so this pass is that conversion with
+    the collectives added. Each async collective with one dependency
+    becomes a call into `libcp_runtime_gpu` that receives the stream of its
+    dependency and enqueues the NCCL operation on it; its token is that same
+    stream, as for `gpu.alloc` or `gpu.memcpy`:
 
     ```mlir
+    %t0 = gpu.wait async
     %t1 = cp.buffer.all_gather async [%t0] %k into %kf on @cp grid_axes = [0]
-        gather_axis = 0 : memref<4x2x64x32xf32> into memref<16x2x64x32xf32>
+        gather_axis = 0 : memref<1x4x64x32xf32> into memref<4x4x64x32xf32>
     gpu.wait [%t1]
     // becomes
-    %g = call @cp_rt_group(%name, %spec) : (memref<*xi8>, memref<*xi64>) -> i64
-    llvm.call @cp_rt_gpu_all_gather(%g, %rank, %in, %rank, %out, %c4, %c0,
-                                   %stream) : (...) -> ()
-    gpu.wait [%stream as a token]
+    %s = llvm.call @mgpuStreamCreate() : () -> !llvm.ptr
+    %g = llvm.call @cp_rt_group(...) : (...) -> i64
+    llvm.call @cp_rt_gpu_all_gather(%g, %rank, %in, %rank, %out, %c4, %c0, %s)
+    llvm.call @mgpuStreamSynchronize(%s) : (!llvm.ptr) -> ()
     ```
 
     Buffers go to the runtime as unranked descriptors; the runtime checks

@@ -1,9 +1,11 @@
 //===- CPToNCCL.cpp - async cp collectives to NCCL on their stream --------===//
 //
-// Implements convert-cp-to-nccl. The collectives are lowered straight to
-// LLVM calls because only there does a !gpu.async.token have its meaning,
-// a stream: the call takes the stream of the op's dependency and the op's
-// result token is that stream, as gpu-to-llvm does for every async GPU op.
+// Implements convert-cp-to-nccl. A !gpu.async.token means a stream only in
+// the conversion that lowers the host's GPU ops (gpu-to-llvm), which also
+// keeps the bookkeeping of which tokens are streams and which are events.
+// So this pass is that conversion, upstream's patterns plus the cp
+// collectives: a collective's call takes the stream of its dependency, and
+// its token is that stream, exactly as for gpu.alloc or gpu.memcpy.
 // Process indices and group handles are emitted first, at the memref level,
 // with the same runtime calls as convert-cp-to-mpi.
 //
@@ -12,7 +14,12 @@
 #include "cp/Conversion/Passes.h"
 #include "cp/Conversion/RuntimeCalls.h"
 #include "cp/Dialect/CP/IR/CPOps.h"
+#include "mlir/Conversion/AsyncToLLVM/AsyncToLLVM.h"
+#include "mlir/Conversion/ConvertToLLVM/ToLLVMInterface.h"
+#include "mlir/Conversion/GPUCommon/GPUCommonPass.h"
 #include "mlir/Conversion/LLVMCommon/Pattern.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVM.h"
 #include "mlir/Conversion/LLVMCommon/TypeConverter.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -148,20 +155,41 @@ struct ConvertCPToNCCLPass
     if (failedAny)
       return signalPassFailure();
 
+    // The host's GPU-to-LLVM conversion (as upstream gpu-to-llvm), with the
+    // collectives in it.
     MLIRContext *ctx = &getContext();
     LLVMTypeConverter converter(ctx);
-    converter.addConversion([ctx](gpu::AsyncTokenType) -> Type {
-      return LLVM::LLVMPointerType::get(ctx);
-    });
     RewritePatternSet patterns(ctx);
+    ConversionTarget target(*ctx);
+    target.addLegalDialect<LLVM::LLVMDialect>();
+    for (Dialect *dialect : ctx->getLoadedDialects())
+      if (auto iface = dyn_cast<ConvertToLLVMPatternInterface>(dialect))
+        iface->populateConvertToLLVMConversionPatterns(target, converter,
+                                                       patterns);
+    SymbolTable symbols(module);
+    target.addDynamicallyLegalOp<gpu::GPUModuleOp>(
+        [](gpu::GPUModuleOp gpuModule) {
+          return gpuModule.getTargetsAttr() != nullptr;
+        });
+    target.addDynamicallyLegalOp<gpu::LaunchFuncOp>(
+        [&](gpu::LaunchFuncOp launch) {
+          auto kernels =
+              symbols.lookup<gpu::GPUModuleOp>(launch.getKernelModuleName());
+          return converter.isLegal(launch->getOperandTypes()) &&
+                 converter.isLegal(launch->getResultTypes()) && kernels &&
+                 kernels.getTargetsAttr() && !kernels.getTargetsAttr().empty();
+        });
+    populateVectorToLLVMConversionPatterns(converter, patterns);
+    populateFinalizeMemRefToLLVMConversionPatterns(converter, patterns);
+    populateAsyncStructuralTypeConversionsAndLegality(converter, patterns,
+                                                      target);
+    populateGpuToLLVMConversionPatterns(converter, patterns);
     patterns.add<CollectiveToRuntimeCall<BufferAllGatherOp>,
                  CollectiveToRuntimeCall<BufferAllToAllOp>,
                  CollectiveToRuntimeCall<BufferExchangeOp>,
                  CollectiveToRuntimeCall<BufferShiftOp>>(converter, handles);
-    ConversionTarget target(*ctx);
     target.addIllegalOp<BufferAllGatherOp, BufferAllToAllOp, BufferExchangeOp,
                         BufferShiftOp>();
-    target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     if (failed(applyPartialConversion(module, target, std::move(patterns))))
       return signalPassFailure();
     eraseUnusedGrids(module);

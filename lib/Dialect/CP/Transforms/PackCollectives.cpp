@@ -58,6 +58,15 @@ public:
     return buffer;
   }
   void copy(Value from, Value to) { linalg::CopyOp::create(b, loc, from, to); }
+  /// Copies `count` rows along `fromDim` of `from` at `fromBegin` to the
+  /// same-shaped rows along `toDim` of `to` at `toBegin`.
+  void copySlice(Value from, int64_t fromDim, int64_t fromBegin, Value to,
+                 int64_t toDim, int64_t toBegin, int64_t fromCount,
+                 int64_t toCount) {
+    Value source = slice(from, fromDim, fromBegin, fromCount);
+    Value target = slice(to, toDim, toBegin, toCount);
+    copy(source, target);
+  }
   /// `buffer` itself when dense, else a dense copy of it.
   Value denseInput(Value buffer) {
     if (isDense(buffer))
@@ -101,8 +110,8 @@ LogicalResult packAllGather(BufferAllGatherOp op, int64_t p) {
   gathered.setGatherAxis(0);
   int64_t block = in.getDimSize(0), width = in.getDimSize(axis);
   for (int64_t r = 0; r < p; ++r)
-    k.copy(k.slice(recv, 0, r * block, block),
-           k.slice(op.getOutput(), axis, r * width, width));
+    k.copySlice(recv, 0, r * block, op.getOutput(), axis, r * width, block,
+                width);
   k.release();
   op.erase();
   return success();
@@ -123,15 +132,15 @@ LogicalResult packAllToAll(BufferAllToAllOp op, int64_t p) {
   stacked[0] *= p;
   Value send = k.alloc(stacked, in.getElementType());
   for (int64_t r = 0; r < p; ++r)
-    k.copy(k.slice(op.getInput(), split, r * part[split], part[split]),
-           k.slice(send, 0, r * part[0], part[0]));
+    k.copySlice(op.getInput(), split, r * part[split], send, 0, r * part[0],
+                part[split], part[0]);
   Value recv = k.alloc(stacked, in.getElementType());
   auto exchanged = recreate(k.b, op, send, recv);
   exchanged.setSplitAxis(0);
   exchanged.setConcatAxis(0);
   for (int64_t r = 0; r < p; ++r)
-    k.copy(k.slice(recv, 0, r * part[0], part[0]),
-           k.slice(op.getOutput(), concat, r * part[concat], part[concat]));
+    k.copySlice(recv, 0, r * part[0], op.getOutput(), concat,
+                r * part[concat], part[0], part[concat]);
   k.release();
   op.erase();
   return success();

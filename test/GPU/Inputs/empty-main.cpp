@@ -1,0 +1,2 @@
+// A main() for link tests: the attention entry points are only linked.
+int main() { return 0; }

@@ -1,0 +1,63 @@
+// cp-lower-to-nvvm: cp tensor IR to the LLVM dialect for GPUs. Kernels are
+// embedded as gpu.binary; every launch, copy, allocation and collective of
+// the host function runs on one stream, in program order, and the function
+// waits for that stream before it returns. format=isa (PTX) needs no CUDA.
+// DEFINE: %{nvvm} = format=isa libdevice= toolkit=
+// RUN: cp-opt %s --cp-lower-to-nvvm="scheme=allgather %{nvvm}" | FileCheck %s --check-prefixes=CHECK,AG
+// RUN: cp-opt %s --cp-lower-to-nvvm="scheme=ulysses %{nvvm}" | FileCheck %s --check-prefixes=CHECK,UL
+// RUN: cp-opt %s --cp-lower-to-nvvm="scheme=hybrid(2) %{nvvm}" | FileCheck %s --check-prefixes=CHECK,HY
+// RUN: cp-opt %s --cp-lower-to-nvvm="scheme=head_tail %{nvvm}" | FileCheck %s --check-prefixes=CHECK,HT
+// RUN: cp-opt %s --cp-lower-to-nvvm="scheme=head_tail %{nvvm}" | mlir-translate --mlir-to-llvmir | FileCheck %s --check-prefix=LLVMIR
+
+shard.grid @cp(shape = 4)
+
+func.func @attention(%q: tensor<1x8x64x32xf32>, %k: tensor<1x4x64x32xf32>,
+                     %v: tensor<1x4x64x32xf32>) -> tensor<1x8x64x32xf32> {
+  %o = cp.attention %q, %k, %v on @cp grid_axes = [0] mask = causal
+      : tensor<1x8x64x32xf32>, tensor<1x4x64x32xf32>, tensor<1x4x64x32xf32>
+      -> tensor<1x8x64x32xf32>
+  return %o : tensor<1x8x64x32xf32>
+}
+
+// CHECK-NOT: cp.buffer
+// CHECK-NOT: shard.
+// CHECK-LABEL: llvm.func @attention(
+// CHECK: %[[S:.*]] = llvm.call @mgpuStreamCreate()
+
+// allgather: K and V gathered (NCCL) into stacked buffers, unpacked along the
+// sequence by copy kernels, then the attention kernel; all on stream %S.
+// AG: llvm.call @cp_rt_gpu_all_gather({{.*}}, %[[S]])
+// AG: gpu.launch_func <%[[S]] : !llvm.ptr> @attention_kernel::@attention_kernel
+// AG: llvm.call @cp_rt_gpu_all_gather({{.*}}, %[[S]])
+// AG: gpu.launch_func <%[[S]] : !llvm.ptr> @attention_kernel_7::@attention_kernel blocks in ({{.*}}) threads in ({{.*}})
+
+// ulysses: Q, K, V to heads, attention, output back: four all-to-alls.
+// UL-COUNT-3: llvm.call @cp_rt_gpu_all_to_all({{.*}}, %[[S]])
+// UL: gpu.launch_func <%[[S]] : !llvm.ptr>
+// UL: llvm.call @cp_rt_gpu_all_to_all({{.*}}, %[[S]])
+
+// hybrid(2): Ulysses on the inner axis, K/V gathered on the outer one.
+// HY: llvm.call @cp_rt_gpu_all_to_all({{.*}}, %[[S]])
+// HY: llvm.call @cp_rt_gpu_all_gather({{.*}}, %[[S]])
+// HY: llvm.call @cp_rt_gpu_all_gather({{.*}}, %[[S]])
+// HY: llvm.call @cp_rt_gpu_all_to_all({{.*}}, %[[S]])
+
+// head_tail: the query tail goes to the mirror rank, K/V are gathered, the
+// tail output comes back.
+// HT: llvm.call @cp_rt_gpu_exchange_mirror({{.*}}, %[[S]])
+// HT: llvm.call @cp_rt_gpu_all_gather({{.*}}, %[[S]])
+// HT: llvm.call @cp_rt_gpu_all_gather({{.*}}, %[[S]])
+// HT: llvm.call @cp_rt_gpu_exchange_mirror({{.*}}, %[[S]])
+
+// CHECK: llvm.call @mgpuStreamSynchronize(%[[S]])
+// CHECK: llvm.call @mgpuStreamDestroy(%[[S]])
+// CHECK: llvm.func @_mlir_ciface_attention(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr)
+// The kernels, as PTX for sm_90.
+// CHECK: gpu.binary @attention_kernel {{.*}}#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">{{.*}}assembly = "{{.*}}.target sm_90
+
+// The translated module loads its kernels in a global constructor and
+// launches them through the mgpu* ABI of libcp_runtime_gpu.
+// LLVMIR: @llvm.global_ctors
+// LLVMIR: call void @cp_rt_gpu_exchange_mirror(
+// LLVMIR: call void @mgpuLaunchKernel(
+// LLVMIR: call ptr @mgpuModuleLoadJIT(
