@@ -1,14 +1,18 @@
 //===- cp-bench-attention.cpp - local attention throughput ----------------===//
 //
-// Measures the compiled cp.local_attention (tiled online softmax) against
-// two baselines in the same run: the machine's FMA peak, probed with
+// Measures the compiled cp.local_attention against baselines in the same
+// run. On CPU (default): f32, the machine's FMA peak probed with
 // independent AVX2 FMA chains on every core, and the naive full-score
-// attention of ReferenceAttention.h. Like cp-run-attention it first emits
-// the IR it measures (--emit-mlir), which bench/run.sh compiles with
-// cp-compile; then it loads the result (--lib) and prints figures.
+// attention of ReferenceAttention.h. On GPU (--device gpu, a program from
+// cp-compile --target=nvvm): bf16, next to the device's dense bf16 peak
+// (CP_GPU_PEAK_TFLOPS, default the H200's 989). Like cp-run-attention it
+// first emits the IR it measures (--emit-mlir), which bench/run.sh (or
+// scripts/gpu-artifacts.sh) compiles; then it loads the result (--lib) and
+// prints figures.
 //
 //===----------------------------------------------------------------------===//
 
+#include "../tools/cp-run-attention/DeviceMirror.h"
 #include "../tools/cp-run-attention/ReferenceAttention.h"
 
 #include <dlfcn.h>
@@ -16,12 +20,17 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
+
+using namespace cp::tools;
 
 namespace {
 
@@ -34,24 +43,37 @@ struct BenchCase {
   }
 };
 
-constexpr int64_t kBatch = 1, kHeads = 4;
+/// What is measured where: shapes, storage type.
+struct Setting {
+  bool gpu;
+  int64_t batch, heads;
+  std::vector<int64_t> lengths;
+  const char *type;
+  int64_t elementBytes() const { return gpu ? 2 : 4; }
+};
 
-std::vector<BenchCase> cases() {
+Setting settingFor(bool gpu) {
+  if (gpu)
+    return {true, 1, 16, {4096, 8192, 16384}, "bf16"};
+  return {false, 1, 4, {1024, 2048, 4096}, "f32"};
+}
+
+std::vector<BenchCase> cases(const Setting &s) {
   std::vector<BenchCase> all;
-  for (int64_t s : {1024, 2048, 4096})
+  for (int64_t length : s.lengths)
     for (int64_t d : {64, 128})
       for (bool causal : {false, true})
-        all.push_back({s, d, causal});
+        all.push_back({length, d, causal});
   return all;
 }
 
-void emitMlir() {
-  std::printf("// cp-bench-attention: local attention, B=%lld H=%lld, f32\n",
-              (long long)kBatch, (long long)kHeads);
-  for (const BenchCase &c : cases()) {
-    std::string t = "tensor<" + std::to_string(kBatch) + "x" +
-                    std::to_string(kHeads) + "x" + std::to_string(c.seq) + "x" +
-                    std::to_string(c.headDim) + "xf32>";
+void emitMlir(const Setting &s) {
+  std::printf("// cp-bench-attention: local attention, B=%lld H=%lld, %s\n",
+              (long long)s.batch, (long long)s.heads, s.type);
+  for (const BenchCase &c : cases(s)) {
+    std::string t = "tensor<" + std::to_string(s.batch) + "x" +
+                    std::to_string(s.heads) + "x" + std::to_string(c.seq) +
+                    "x" + std::to_string(c.headDim) + "x" + s.type + ">";
     std::printf(
         "func.func @%s(%%q: %s, %%k: %s, %%v: %s) -> %s {\n"
         "  %%c0 = arith.constant 0 : index\n"
@@ -106,27 +128,13 @@ double fmaPeakGflops(unsigned threads) {
   return peak;
 }
 
-template <int R> struct Descriptor {
-  float *allocated, *aligned;
-  int64_t offset, sizes[R], strides[R];
-};
-
-Descriptor<4> describe(std::vector<float> &data, int64_t s, int64_t d) {
-  return {data.data(),
-          data.data(),
-          0,
-          {kBatch, kHeads, s, d},
-          {kHeads * s * d, s * d, d, 1}};
-}
-
 /// Dense-equivalent attention FLOPs (QK^T and PV, 2 per multiply-add) and
 /// the FLOPs a causal mask leaves.
-double denseFlops(const BenchCase &c) {
-  return 4.0 * kBatch * kHeads * c.seq * c.seq * c.headDim;
-}
-double usefulFlops(const BenchCase &c) {
-  return c.causal ? 4.0 * kBatch * kHeads * c.headDim * c.seq * (c.seq + 1) / 2
-                  : denseFlops(c);
+double usefulFlops(const Setting &s, const BenchCase &c) {
+  double perHead = 4.0 * c.headDim;
+  double pairs = c.causal ? c.seq * (c.seq + 1) / 2.0
+                          : static_cast<double>(c.seq) * c.seq;
+  return perHead * pairs * s.batch * s.heads;
 }
 
 /// Best of `reps` runs of `fn`, in seconds.
@@ -141,21 +149,21 @@ template <typename Fn> double best(int reps, Fn fn) {
 }
 
 /// The naive baseline on `threads` threads (split over heads).
-double naiveSeconds(const BenchCase &c, const std::vector<float> &q,
-                    const std::vector<float> &k, const std::vector<float> &v,
-                    unsigned threads) {
+double naiveSeconds(const Setting &s, const BenchCase &c,
+                    const std::vector<float> &q, const std::vector<float> &k,
+                    const std::vector<float> &v, unsigned threads) {
   std::vector<float> out(q.size());
-  int64_t s = c.seq, d = c.headDim;
+  int64_t len = c.seq, d = c.headDim;
   return best(1, [&] {
     std::vector<std::thread> pool;
     for (unsigned t = 0; t < threads; ++t)
       pool.emplace_back([&, t] {
-        for (int64_t h = t; h < kHeads; h += threads) {
-          cp::reference::Shape one{1, 1, 1, s, s, d, d};
-          int64_t off = h * s * d;
+        for (int64_t h = t; h < s.heads; h += threads) {
+          cp::reference::Shape one{1, 1, 1, len, len, d, d};
+          int64_t off = h * len * d;
           cp::reference::attention<float>(
               one, q.data() + off, k.data() + off, v.data() + off,
-              out.data() + off, 0, s, 1.0f / std::sqrt(float(d)),
+              out.data() + off, 0, len, 1.0f / std::sqrt(float(d)),
               [&](int64_t, int64_t, int64_t i, int64_t j) {
                 return !c.causal || j <= i;
               },
@@ -167,32 +175,81 @@ double naiveSeconds(const BenchCase &c, const std::vector<float> &q,
   });
 }
 
+/// bf16 bits of `f`, rounded to nearest even.
+uint16_t toBf16(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  bits += 0x7fff + ((bits >> 16) & 1);
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+/// One case's inputs in the setting's storage type, as raw bytes.
+struct Inputs {
+  std::vector<float> q, k, v;
+  std::vector<unsigned char> qBytes, kBytes, vBytes, outBytes;
+};
+
+Inputs makeInputs(const Setting &s, const BenchCase &c) {
+  int64_t n = s.batch * s.heads * c.seq * c.headDim;
+  Inputs in;
+  in.q.resize(n);
+  in.k.resize(n);
+  in.v.resize(n);
+  for (int64_t i = 0; i < n; ++i) {
+    in.q[i] = std::sin(0.37 * i);
+    in.k[i] = std::cos(0.11 * i);
+    in.v[i] = std::sin(0.05 * i + 1);
+  }
+  auto store = [&](const std::vector<float> &values,
+                   std::vector<unsigned char> &bytes) {
+    bytes.resize(n * s.elementBytes());
+    for (int64_t i = 0; i < n; ++i) {
+      if (s.gpu) {
+        uint16_t h = toBf16(values[i]);
+        std::memcpy(&bytes[i * 2], &h, 2);
+      } else {
+        std::memcpy(&bytes[i * 4], &values[i], 4);
+      }
+    }
+  };
+  store(in.q, in.qBytes);
+  store(in.k, in.kBytes);
+  store(in.v, in.vBytes);
+  in.outBytes.resize(n * s.elementBytes());
+  return in;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   std::string lib;
-  bool naive = true;
+  bool naive = true, gpu = false, emit = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--emit-mlir") {
-      emitMlir();
-      return 0;
-    }
-    if (a == "--lib" && i + 1 < argc)
+    if (a == "--emit-mlir")
+      emit = true;
+    else if (a == "--lib" && i + 1 < argc)
       lib = argv[++i];
     else if (a == "--no-naive")
       naive = false;
+    else if (a == "--device" && i + 1 < argc)
+      gpu = std::string(argv[++i]) == "gpu";
     else {
-      std::fprintf(stderr, "usage: cp-bench-attention --emit-mlir | --lib "
-                           "FILE.so [--no-naive]\n");
+      std::fprintf(stderr, "usage: cp-bench-attention [--device cpu|gpu] "
+                           "(--emit-mlir | --lib FILE.so [--no-naive])\n");
       return 2;
     }
+  }
+  Setting setting = settingFor(gpu);
+  if (emit) {
+    emitMlir(setting);
+    return 0;
   }
   if (lib.empty()) {
     std::fprintf(stderr, "cp-bench-attention: give --emit-mlir or --lib\n");
     return 2;
   }
-  void *handle = dlopen(lib.c_str(), RTLD_NOW);
+  void *handle = dlopen(lib.c_str(), RTLD_NOW | RTLD_GLOBAL);
   if (!handle) {
     std::fprintf(stderr, "cp-bench-attention: %s\n", dlerror());
     return 1;
@@ -200,24 +257,31 @@ int main(int argc, char **argv) {
   unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   if (const char *env = std::getenv("OMP_NUM_THREADS"))
     threads = std::max(1, std::atoi(env));
-  double peak = fmaPeakGflops(threads);
-  std::printf("FMA peak (f32, AVX2, %u threads): %.1f GFLOP/s\n", threads,
-              peak);
-  std::printf("local attention, B=%lld H=%lld, f32; GFLOP/s counts the "
+  double peakGflops = 0;
+  if (gpu) {
+    const char *env = std::getenv("CP_GPU_PEAK_TFLOPS");
+    peakGflops = (env ? std::atof(env) : 989.0) * 1e3;
+    std::printf("GPU dense bf16 peak (CP_GPU_PEAK_TFLOPS, spec): %.0f "
+                "TFLOP/s\n",
+                peakGflops / 1e3);
+    naive = false;
+  } else {
+    peakGflops = fmaPeakGflops(threads);
+    std::printf("FMA peak (f32, AVX2, %u threads): %.1f GFLOP/s\n", threads,
+                peakGflops);
+  }
+  std::printf("local attention, B=%lld H=%lld, %s; the rate counts the "
               "FLOPs the mask leaves (causal: about half)\n",
-              (long long)kBatch, (long long)kHeads);
+              (long long)setting.batch, (long long)setting.heads,
+              setting.type);
+  const char *unit = gpu ? "TFLOP/s" : "GFLOP/s";
+  double scale = gpu ? 1e12 : 1e9;
   std::printf("%-8s %-5s %-7s %10s %9s %8s %12s %9s\n", "S_local", "D", "mask",
-              "time_ms", "GFLOP/s", "of_peak", "naive_GFLOP/s", "speedup");
-  std::vector<double> noneTime(cases().size(), 0);
-  size_t index = 0;
-  for (const BenchCase &c : cases()) {
-    int64_t n = kBatch * kHeads * c.seq * c.headDim;
-    std::vector<float> q(n), k(n), v(n), out(n);
-    for (int64_t i = 0; i < n; ++i) {
-      q[i] = std::sin(0.37 * i);
-      k[i] = std::cos(0.11 * i);
-      v[i] = std::sin(0.05 * i + 1);
-    }
+              "time_ms", unit, "of_peak", naive ? "naive_GFLOP/s" : "",
+              naive ? "speedup" : "");
+  double noneTime = 0;
+  for (const BenchCase &c : cases(setting)) {
+    Inputs in = makeInputs(setting, c);
     auto entry = reinterpret_cast<void (*)(void *, void *, void *, void *)>(
         dlsym(handle, ("_mlir_ciface_" + c.name()).c_str()));
     if (!entry) {
@@ -225,31 +289,40 @@ int main(int argc, char **argv) {
                    c.name().c_str(), lib.c_str());
       return 1;
     }
-    auto dq = describe(q, c.seq, c.headDim), dk = describe(k, c.seq, c.headDim),
-         dv = describe(v, c.seq, c.headDim),
-         dout = describe(out, c.seq, c.headDim);
+    int64_t sizes[4] = {setting.batch, setting.heads, c.seq, c.headDim};
+    auto dq = denseDescriptor<4>(in.qBytes.data(), sizes);
+    auto dk = denseDescriptor<4>(in.kBytes.data(), sizes);
+    auto dv = denseDescriptor<4>(in.vBytes.data(), sizes);
+    auto dout = denseDescriptor<4>(in.outBytes.data(), sizes);
+    std::optional<DeviceMirror> device;
+    if (gpu) {
+      device.emplace();
+      for (auto *d : {&dq, &dk, &dv, &dout})
+        device->mirror(*d, in.qBytes.size());
+      device->synchronize();
+    }
     entry(&dq, &dk, &dv, &dout); // warm-up
     double t = best(3, [&] { entry(&dq, &dk, &dv, &dout); });
-    double gflops = usefulFlops(c) / t / 1e9;
-    std::string naiveRate = "-", speedup = "-";
+    double rate = usefulFlops(setting, c) / t / scale;
+    std::string naiveRate, speedup;
     if (naive) {
-      double tn = naiveSeconds(c, q, k, v, threads);
+      double tn = naiveSeconds(setting, c, in.q, in.k, in.v, threads);
       char buf[32];
-      std::snprintf(buf, sizeof buf, "%.1f", usefulFlops(c) / tn / 1e9);
+      std::snprintf(buf, sizeof buf, "%.1f", usefulFlops(setting, c) / tn / 1e9);
       naiveRate = buf;
       std::snprintf(buf, sizeof buf, "%.1fx", tn / t);
       speedup = buf;
     }
     std::printf("%-8lld %-5lld %-7s %10.2f %9.1f %7.1f%% %12s %9s\n",
                 (long long)c.seq, (long long)c.headDim,
-                c.causal ? "causal" : "none", t * 1e3, gflops,
-                100 * gflops / peak, naiveRate.c_str(), speedup.c_str());
+                c.causal ? "causal" : "none", t * 1e3, rate,
+                100 * rate * scale / 1e9 / peakGflops, naiveRate.c_str(),
+                speedup.c_str());
     if (!c.causal)
-      noneTime[index] = t;
+      noneTime = t;
     else
       std::printf("%-8s %-5s %-7s causal is %.2fx faster than none\n", "", "",
-                  "", noneTime[index - 1] / t);
-    ++index;
+                  "", noneTime / t);
   }
   return 0;
 }

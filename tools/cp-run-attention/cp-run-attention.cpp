@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "DeviceMirror.h"
 #include "ReferenceAttention.h"
 #include "cp/Runtime/cp_runtime.h"
 
@@ -30,6 +31,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+using namespace cp::tools;
 
 namespace {
 
@@ -72,6 +75,8 @@ struct Config {
   std::optional<double> tolerance;
   std::optional<int64_t> expectBytes;
   int repeat = 1;
+  /// Run on device buffers (a program compiled with cp-compile --target=nvvm).
+  bool gpu = false;
 
   int64_t localLen() const { return seq / p; }
   const char *typeName() const {
@@ -95,7 +100,7 @@ struct Config {
       "usage: cp-run-attention --P N --B N --H N --Hkv N --S N --D N --Dv N\n"
       "         [--dtype f32|f16|bf16] --case NAME=MASK [--case ...]\n"
       "         (--emit-mlir [--scheme S] | --lib FILE.so [--tol X]\n"
-      "          [--expect-bytes N] [--repeat N])\n"
+      "          [--expect-bytes N] [--repeat N] [--device cpu|gpu])\n"
       "  MASK: none | causal | window:W, optionally +explicit-global,\n"
       "        +explicit-local or +bias-global (e.g. causal+explicit-global),\n"
       "        and +lse to check the log-sum-exp too (--P 1: the IR is then\n"
@@ -170,6 +175,12 @@ Config parseArgs(int argc, char **argv) {
       c.expectBytes = number(i);
     else if (a == "--emit-mlir")
       c.emitMlir = true;
+    else if (a == "--device" && i + 1 < argc) {
+      std::string d = argv[++i];
+      if (d != "cpu" && d != "gpu")
+        usageError("--device must be cpu or gpu, got '" + d + "'");
+      c.gpu = d == "gpu";
+    }
     else if (a == "--case" && i + 1 < argc)
       c.cases.push_back(parseCase(argv[++i]));
     else if (a == "--lib" && i + 1 < argc)
@@ -498,15 +509,6 @@ bool structuredAllows(const Case &c, int64_t q, int64_t k) {
 // Running a case
 //===----------------------------------------------------------------------===//
 
-/// An MLIR strided memref descriptor of rank R.
-template <int R> struct Descriptor {
-  void *allocated;
-  void *aligned;
-  int64_t offset;
-  int64_t sizes[R];
-  int64_t strides[R];
-};
-
 template <int R> Descriptor<R> describe(HostTensor &t) {
   Descriptor<R> d{t.bytes.data(), t.bytes.data(), 0, {}, {}};
   int64_t stride = 1;
@@ -627,6 +629,23 @@ Outcome runCase(const Config &c, const Case &cs, void *library, int rank) {
   std::vector<float> lse(expectedLse.size(), 0.0f);
   Descriptor<3> dlse{
       lse.data(), lse.data(), 0, {c.batch, c.heads, l}, {c.heads * l, l, 1}};
+  std::optional<DeviceMirror> device;
+  if (c.gpu) {
+    device.emplace();
+    device->mirror(dq, qLocal.bytes.size());
+    device->mirror(dk, kLocal.bytes.size());
+    device->mirror(dv, vLocal.bytes.size());
+    device->mirror(dout, out.bytes.size());
+    if (cs.explicitMask != Case::Explicit::none) {
+      if (mask.shape.size() == 4)
+        device->mirror(dm4, mask.bytes.size());
+      else
+        device->mirror(dm2, mask.bytes.size());
+    }
+    if (cs.lse)
+      device->mirror(dlse, lse.size() * sizeof(float));
+    device->synchronize();
+  }
   // Operands in order, then the results (out-parameters).
   std::vector<void *> args{&dq, &dk, &dv};
   if (cs.explicitMask != Case::Explicit::none)
@@ -655,6 +674,8 @@ Outcome runCase(const Config &c, const Case &cs, void *library, int rank) {
     call();
   double elapsed = (MPI_Wtime() - start) / c.repeat;
 
+  if (device)
+    device->copyBack();
   Outcome result;
   result.bytes = cp_rt_bytes_sent(-1) / c.repeat;
   for (size_t i = 0; i < expected.size(); ++i) {
