@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Builds, on a machine with the CUDA toolkit (no GPU needed), everything the
+# GPU checks run: one program per (scheme, P) compiled with
+# cp-compile --target=nvvm, the GPU benchmark, the drivers, the runtime
+# libraries, MPICH's launcher and their shared libraries, and
+# scripts/gpu-check.sh, which runs them on a GPU machine (docs/GPU.md).
+# libcuda (the driver) and libnccl (PyTorch's wheels, or a CUDA install) are
+# taken from the GPU machine; they are too large or machine-specific to carry.
+# Usage: scripts/gpu-artifacts.sh [build-dir] [out-dir]
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${1:-$root/build}
+out=${2:-$root/.device/gpu-artifacts}
+"$root/scripts/setup.sh" "$build" >/dev/null
+bin="$build/bin"
+if [ ! -f "$build/lib/libcp_runtime_gpu.so" ]; then
+  echo "gpu-artifacts: this build has no GPU runtime (CUDA/NCCL not found)" >&2
+  exit 1
+fi
+chip=${CP_GPU_CHIP:-sm_90}
+rm -rf "$out"
+mkdir -p "$out/bin" "$out/lib" "$out/programs"
+
+# The numeric checks: every scheme at P = 1, 2 and 4 where it applies,
+# f32 and bf16, every mask kind. Shapes are multiples of nothing in
+# particular, so tile bounds are exercised.
+cases="--case none=none --case causal=causal --case window=window:37"
+cases+=" --case explicit_global=explicit-global --case bias_global=bias-global"
+cases+=" --case causal_explicit=causal+explicit-local"
+manifest="$out/programs/manifest"
+: >"$manifest"
+add() { # name P scheme dtype shape...
+  local name=$1 p=$2 scheme=$3 dtype=$4
+  shift 4
+  local shape="--P $p $* --dtype $dtype $cases"
+  # shellcheck disable=SC2086
+  "$bin/cp-run-attention" $shape --emit-mlir >"$out/programs/$name.mlir"
+  "$bin/cp-compile" "$out/programs/$name.mlir" --target=nvvm --scheme="$scheme" \
+    --pipeline-options="chip=$chip" -o "$out/programs/$name.so"
+  rm "$out/programs/$name.mlir"
+  echo "$name $p $shape" >>"$manifest"
+}
+shape="--B 2 --H 8 --Hkv 4 --D 64 --Dv 48"
+for dtype in f32 bf16; do
+  add "p1-$dtype" 1 allgather "$dtype" $shape --S 300
+  for scheme in allgather ulysses head_tail; do
+    add "$scheme-p2-$dtype" 2 "$scheme" "$dtype" $shape --S 600
+    add "$scheme-p4-$dtype" 4 "$scheme" "$dtype" $shape --S 1200
+  done
+  add "hybrid2-p4-$dtype" 4 "hybrid(2)" "$dtype" $shape --S 1200
+done
+
+# The kernel benchmark (bf16, S up to 16k).
+"$bin/cp-bench-attention" --device gpu --emit-mlir >"$out/programs/bench.mlir"
+"$bin/cp-compile" "$out/programs/bench.mlir" --target=nvvm \
+  --pipeline-options="chip=$chip" -o "$out/programs/bench.so"
+rm "$out/programs/bench.mlir"
+
+# Drivers, runtime, launcher, and every shared library they need that is
+# not the C runtime, the driver or NCCL.
+cp "$bin/cp-run-attention" "$bin/cp-bench-attention" "$out/bin/"
+cp "$build/lib/libcp_runtime.so" "$build/lib/libcp_runtime_gpu.so" "$out/lib/"
+for tool in mpiexec.hydra hydra_pmi_proxy; do
+  cp "$(command -v "$tool")" "$out/bin/"
+done
+for f in "$out"/bin/* "$out"/lib/*.so "$out"/programs/*.so; do
+  ldd "$f" 2>/dev/null | awk '$3 ~ /^\// {print $3}'
+done | sort -u | while read -r library; do
+  case "$(basename "$library")" in
+    libc.so*|libm.so*|libdl.so*|libpthread.so*|librt.so*|ld-linux*|\
+    libcuda.so*|libnccl.so*|libcp_runtime*) ;;
+    *) cp -L "$library" "$out/lib/" ;;
+  esac
+done
+# UCX (MPICH's transport) loads its transports as plugins; one machine
+# needs only shared memory and CMA, not InfiniBand or RDMA-CM.
+ucx=$(dirname "$(ldconfig -p | awk '/libucp.so.0 / {print $NF; exit}')")/ucx
+if [ -d "$ucx" ]; then
+  mkdir -p "$out/lib/ucx"
+  for plugin in "$ucx"/libuct_*.so.0; do
+    case "$(basename "$plugin")" in
+      libuct_ib*|libuct_rdmacm*) ;;
+      *) cp -L "$plugin" "$out/lib/ucx/" ;;
+    esac
+  done
+fi
+cp "$root/scripts/gpu-check.sh" "$out/"
+# One compressed file travels to the GPU machine (MPICH alone is ~40 MiB).
+tar -C "$(dirname "$out")" -czf "$out.tar.gz" "$(basename "$out")"
+du -sh "$out" "$out.tar.gz"
