@@ -132,8 +132,8 @@ double fmaPeakGflops(unsigned threads) {
 /// the FLOPs a causal mask leaves.
 double usefulFlops(const Setting &s, const BenchCase &c) {
   double perHead = 4.0 * c.headDim;
-  double pairs = c.causal ? c.seq * (c.seq + 1) / 2.0
-                          : static_cast<double>(c.seq) * c.seq;
+  double pairs =
+      c.causal ? c.seq * (c.seq + 1) / 2.0 : static_cast<double>(c.seq) * c.seq;
   return perHead * pairs * s.batch * s.heads;
 }
 
@@ -272,8 +272,7 @@ int main(int argc, char **argv) {
   }
   std::printf("local attention, B=%lld H=%lld, %s; the rate counts the "
               "FLOPs the mask leaves (causal: about half)\n",
-              (long long)setting.batch, (long long)setting.heads,
-              setting.type);
+              (long long)setting.batch, (long long)setting.heads, setting.type);
   const char *unit = gpu ? "TFLOP/s" : "GFLOP/s";
   double scale = gpu ? 1e12 : 1e9;
   std::printf("%-8s %-5s %-7s %10s %9s %8s %12s %9s\n", "S_local", "D", "mask",
@@ -308,7 +307,8 @@ int main(int argc, char **argv) {
     if (naive) {
       double tn = naiveSeconds(setting, c, in.q, in.k, in.v, threads);
       char buf[32];
-      std::snprintf(buf, sizeof buf, "%.1f", usefulFlops(setting, c) / tn / 1e9);
+      std::snprintf(buf, sizeof buf, "%.1f",
+                    usefulFlops(setting, c) / tn / 1e9);
       naiveRate = buf;
       std::snprintf(buf, sizeof buf, "%.1fx", tn / t);
       speedup = buf;

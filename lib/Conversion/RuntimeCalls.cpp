@@ -1,6 +1,7 @@
 //===- RuntimeCalls.cpp - calls into libcp_runtime from IR ----------------===//
 
 #include "cp/Conversion/RuntimeCalls.h"
+#include "cp/Dialect/CP/IR/CPOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
@@ -98,7 +99,20 @@ shard::GridOp mlir::cp::lookupStaticGrid(Operation *op, StringRef gridName) {
   return grid;
 }
 
-LogicalResult mlir::cp::lowerProcessIndex(Operation *op, RuntimeCalls &runtime) {
+RuntimeOps mlir::cp::collectRuntimeOps(ModuleOp module) {
+  RuntimeOps ops;
+  module.walk([&](Operation *op) {
+    if (isa<BufferAllGatherOp, BufferAllToAllOp, BufferExchangeOp,
+            BufferShiftOp>(op))
+      ops.collectives.push_back(op);
+    else if (isa<shard::ProcessMultiIndexOp, shard::ProcessLinearIndexOp>(op))
+      ops.processIndices.push_back(op);
+  });
+  return ops;
+}
+
+LogicalResult mlir::cp::lowerProcessIndex(Operation *op,
+                                          RuntimeCalls &runtime) {
   OpBuilder b(op);
   Location loc = op->getLoc();
   auto toIndex = [&](Value v) {

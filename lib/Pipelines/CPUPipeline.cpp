@@ -1,5 +1,4 @@
-//===- CPUPipeline.cpp - cp-lower-to-cpu
-//-----------------------------------===//
+//===- CPUPipeline.cpp - cp-lower-to-cpu --------------------------------===//
 //
 // cp tensor IR to the LLVM dialect for CPU ranks under MPI. The pass list
 // is the design of docs/Lowering.md, written as the textual pipeline a user
@@ -7,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "PipelineText.h"
 #include "cp/Pipelines/Pipelines.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/Support/ErrorHandling.h"
@@ -19,32 +19,23 @@ void mlir::cp::buildCPULoweringPipeline(OpPassManager &pm,
                                         const CPULoweringOptions &options) {
   std::string text;
   llvm::raw_string_ostream os(text);
-  if (!options.scheme.empty())
-    os << "cp-apply-scheme{scheme=" << options.scheme << "},";
-  os << "canonicalize,cse,"
-     // Tensors to buffers; results become out-parameters (the C ABI).
-     << "one-shot-bufferize{bufferize-function-boundaries "
-        "function-boundary-type-conversion=identity-layout-map},"
-     << "buffer-results-to-out-params{hoist-static-allocs "
-        "modify-public-functions},canonicalize,"
-     << "buffer-deallocation-pipeline,"
-     // cp buffer ops to loops and runtime calls.
-     << "cp-lower-local-attention{tile-q=" << options.tileQ
-     << " tile-kv=" << options.tileKv << " vector-width=" << options.vectorWidth
-     << " micro-rows=" << options.microRows
-     << " micro-vectors=" << options.microVectors << "},"
-     << "convert-cp-to-mpi,convert-linalg-to-loops,"
-     << (options.threads ? "convert-scf-to-openmp," : "")
-     << "cp-approximate-math,cp-export-c-interface,canonicalize,cse,"
-     // To the LLVM dialect. memref (and its alloca scopes) goes before
-     // scf-to-cf, which would leave an alloca scope with several blocks.
-     << "arith-expand{include-bf16},expand-strided-metadata,lower-affine,"
-     << "finalize-memref-to-llvm,convert-scf-to-cf,convert-to-llvm,"
-     << "reconcile-unrealized-casts";
-  std::string errors;
-  llvm::raw_string_ostream errorStream(errors);
-  if (failed(parsePassPipeline(text, pm, errorStream)))
-    llvm::report_fatal_error(llvm::Twine("cp-lower-to-cpu: ") + errors);
+  detail::appendSchemeAndBufferization(os, options.scheme);
+  os
+      // cp buffer ops to loops and runtime calls.
+      << "cp-lower-local-attention{tile-q=" << options.tileQ
+      << " tile-kv=" << options.tileKv
+      << " vector-width=" << options.vectorWidth
+      << " micro-rows=" << options.microRows
+      << " micro-vectors=" << options.microVectors << "},"
+      << "convert-cp-to-mpi,convert-linalg-to-loops,"
+      << (options.threads ? "convert-scf-to-openmp," : "")
+      << "cp-approximate-math,cp-export-c-interface,canonicalize,cse,"
+      // To the LLVM dialect. memref (and its alloca scopes) goes before
+      // scf-to-cf, which would leave an alloca scope with several blocks.
+      << "arith-expand{include-bf16},expand-strided-metadata,lower-affine,"
+      << "finalize-memref-to-llvm,convert-scf-to-cf,convert-to-llvm,"
+      << "reconcile-unrealized-casts";
+  detail::addPipelineText(pm, "cp-lower-to-cpu", text);
 }
 
 void mlir::cp::registerCPPipelines() {

@@ -1,4 +1,5 @@
-//===- NVVMPipeline.cpp - cp-lower-to-nvvm ---------------------------------===//
+//===- NVVMPipeline.cpp - cp-lower-to-nvvm
+//---------------------------------===//
 //
 // cp tensor IR to the LLVM dialect for GPUs: flash kernels as gpu.func,
 // collectives as NCCL calls on the kernels' stream. The pass list is the
@@ -8,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "PipelineText.h"
 #include "cp/Pipelines/Pipelines.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/Support/ErrorHandling.h"
@@ -37,33 +39,27 @@ void mlir::cp::buildNVVMLoweringPipeline(OpPassManager &pm,
                                          const NVVMLoweringOptions &options) {
   std::string text;
   llvm::raw_string_ostream os(text);
-  if (!options.scheme.empty())
-    os << "cp-apply-scheme{scheme=" << options.scheme << "},";
-  os << "canonicalize,cse,"
-     // Bufferization, as on CPU.
-     << "one-shot-bufferize{bufferize-function-boundaries "
-        "function-boundary-type-conversion=identity-layout-map},"
-     << "buffer-results-to-out-params{hoist-static-allocs "
-        "modify-public-functions},canonicalize,"
-     << "buffer-deallocation-pipeline,"
-     // cp buffer ops to kernels and device buffers.
-     << "cp-pack-collectives,"
-     << "cp-lower-local-attention-to-gpu{tile-q=" << options.tileQ
-     << " tile-kv=" << options.tileKv
-     << " threads-per-row=" << options.threadsPerRow << "},"
-     << "cp-place-buffers-on-gpu,"
-     << "convert-linalg-to-parallel-loops,"
-     << "func.func(gpu-map-parallel-loops,convert-parallel-loops-to-gpu),"
-     << "canonicalize,"
-     << "gpu-launch-sink-index-computations,gpu-kernel-outlining,lower-affine,"
-     << "cp-export-c-interface,"
-     // One stream: kernels, copies and collectives in token order.
-     << "func.func(gpu-async-region),"
-     // Host and device to LLVM (upstream's gpu-lower-to-nvvm order).
-     << "convert-scf-to-cf,convert-nvvm-to-llvm,convert-func-to-llvm,"
-     << "expand-strided-metadata,"
-     << "nvvm-attach-target{chip=" << options.chip
-     << " features=" << options.features << " O=" << options.optLevel;
+  detail::appendSchemeAndBufferization(os, options.scheme);
+  os
+      // cp buffer ops to kernels and device buffers.
+      << "cp-pack-collectives,"
+      << "cp-lower-local-attention-to-gpu{tile-q=" << options.tileQ
+      << " tile-kv=" << options.tileKv
+      << " threads-per-row=" << options.threadsPerRow << "},"
+      << "cp-place-buffers-on-gpu,"
+      << "convert-linalg-to-parallel-loops,"
+      << "func.func(cp-map-parallel-loops-to-gpu,convert-parallel-loops-to-gpu)"
+         ","
+      << "canonicalize,"
+      << "gpu-launch-sink-index-computations,gpu-kernel-outlining,lower-affine,"
+      << "cp-export-c-interface,"
+      // One stream: kernels, copies and collectives in token order.
+      << "func.func(gpu-async-region),"
+      // Host and device to LLVM (upstream's gpu-lower-to-nvvm order).
+      << "convert-scf-to-cf,convert-nvvm-to-llvm,convert-func-to-llvm,"
+      << "expand-strided-metadata,"
+      << "nvvm-attach-target{chip=" << options.chip
+      << " features=" << options.features << " O=" << options.optLevel;
   if (!options.libdevice.empty())
     os << " l=" << options.libdevice;
   os << "},lower-affine,convert-arith-to-llvm,convert-index-to-llvm,"
@@ -75,8 +71,5 @@ void mlir::cp::buildNVVMLoweringPipeline(OpPassManager &pm,
   if (!options.toolkit.empty())
     os << " toolkit=" << options.toolkit;
   os << "},convert-math-to-llvm,canonicalize,cse,reconcile-unrealized-casts";
-  std::string errors;
-  llvm::raw_string_ostream errorStream(errors);
-  if (failed(parsePassPipeline(text, pm, errorStream)))
-    llvm::report_fatal_error(llvm::Twine("cp-lower-to-nvvm: ") + errors);
+  detail::addPipelineText(pm, "cp-lower-to-nvvm", text);
 }

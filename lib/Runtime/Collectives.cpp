@@ -148,8 +148,7 @@ void sendReceive(const Call &c) {
 //===----------------------------------------------------------------------===//
 
 Call::Call(cp_rt_collective kind, int64_t groupHandle, StridedView input,
-           StridedView output, const char *type, int64_t param0,
-           int64_t param1)
+           StridedView output, const char *type, int64_t param0, int64_t param1)
     : kind(kind), type(type), input(std::move(input)),
       output(std::move(output)) {
   ensureMpi();
@@ -203,8 +202,8 @@ void Call::agree() const {
            " at the same point; every rank must run the same program");
     if (std::memcmp(&other, &mine, sizeof(CallHeader)) == 0)
       continue;
-    fail("this rank (group rank " + std::to_string(group->rank) +
-         ") passes " + describe(mine.inSizes, mine.rank, type) + " -> " +
+    fail("this rank (group rank " + std::to_string(group->rank) + ") passes " +
+         describe(mine.inSizes, mine.rank, type) + " -> " +
          describe(mine.outSizes, output.rank(), type) + " but group rank " +
          std::to_string(r) + " passes " +
          describe(other.inSizes, other.rank, type) + " -> " +
@@ -330,7 +329,8 @@ std::vector<int64_t> specOf(int64_t rank, void *descriptor) {
 Call callOn(cp_rt_collective kind, int64_t group, int64_t inRank, void *in,
             int64_t outRank, void *out, int64_t elementBytes, const char *type,
             int64_t param0 = 0, int64_t param1 = 0) {
-  return Call(kind, group, StridedView::fromDescriptor(inRank, in, elementBytes),
+  return Call(kind, group,
+              StridedView::fromDescriptor(inRank, in, elementBytes),
               StridedView::fromDescriptor(outRank, out, elementBytes), type,
               param0, param1);
 }

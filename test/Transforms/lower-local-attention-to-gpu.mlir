@@ -3,6 +3,8 @@
 // RUN: cp-opt %s -cp-lower-local-attention-to-gpu -canonicalize -cse -split-input-file -verify-diagnostics | FileCheck %s
 // RUN: not cp-opt %s -cp-lower-local-attention-to-gpu=threads-per-row=3 -split-input-file 2>&1 | FileCheck %s --check-prefix=OPTIONS
 // OPTIONS: error: cp-lower-local-attention-to-gpu: threads-per-row must be a power of two between 1 and 32, got 3
+// RUN: not cp-opt %s -cp-lower-local-attention-to-gpu=tile-q=70 -split-input-file 2>&1 | FileCheck %s --check-prefix=TILES
+// TILES: error: cp-lower-local-attention-to-gpu: need tile-q * threads-per-row a multiple of 32 and at most 1024 (got 70 * 4), and tile-kv a multiple of threads-per-row (got 0)
 
 // Lq = 40 over tiles of 32: 2 blocks along x, H = 4 along y, B = 1 along z.
 // Workgroup memory: Qs 32 x (D+1), Ks 64 x (D+1), Vs 64 x 12, Ps 32 x 65.

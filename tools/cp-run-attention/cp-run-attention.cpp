@@ -180,8 +180,7 @@ Config parseArgs(int argc, char **argv) {
       if (d != "cpu" && d != "gpu")
         usageError("--device must be cpu or gpu, got '" + d + "'");
       c.gpu = d == "gpu";
-    }
-    else if (a == "--case" && i + 1 < argc)
+    } else if (a == "--case" && i + 1 < argc)
       c.cases.push_back(parseCase(argv[++i]));
     else if (a == "--lib" && i + 1 < argc)
       c.lib = argv[++i];

@@ -54,6 +54,13 @@ private:
 /// diagnostic on `op`.
 shard::GridOp lookupStaticGrid(Operation *op, StringRef gridName);
 
+/// The ops a runtime conversion lowers, in walk order: the bufferized
+/// collectives and the shard process-index queries.
+struct RuntimeOps {
+  SmallVector<Operation *> collectives, processIndices;
+};
+RuntimeOps collectRuntimeOps(ModuleOp module);
+
 /// shard.process_multi_index / process_linear_index become runtime grid
 /// queries. Fails after a diagnostic.
 LogicalResult lowerProcessIndex(Operation *op, RuntimeCalls &runtime);

@@ -57,8 +57,8 @@ void cp_rt_gpu_all_to_all(int64_t group, int64_t inRank, void *in,
                           int64_t outRank, void *out, int64_t elementBytes,
                           int64_t splitAxis, int64_t concatAxis, void *stream);
 void cp_rt_gpu_exchange_mirror(int64_t group, int64_t inRank, void *in,
-                               int64_t outRank, void *out,
-                               int64_t elementBytes, void *stream);
+                               int64_t outRank, void *out, int64_t elementBytes,
+                               void *stream);
 void cp_rt_gpu_shift(int64_t group, int64_t inRank, void *in, int64_t outRank,
                      void *out, int64_t elementBytes, int64_t offset,
                      void *stream);

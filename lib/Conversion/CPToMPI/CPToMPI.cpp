@@ -105,14 +105,7 @@ LogicalResult ConvertCPToMPIPass::lowerCollective(Operation *op,
 void ConvertCPToMPIPass::runOnOperation() {
   ModuleOp module = getOperation();
   RuntimeCalls runtime(module);
-  SmallVector<Operation *> collectives, indices;
-  module.walk([&](Operation *op) {
-    if (isa<BufferAllGatherOp, BufferAllToAllOp, BufferExchangeOp,
-            BufferShiftOp>(op))
-      collectives.push_back(op);
-    else if (isa<shard::ProcessMultiIndexOp, shard::ProcessLinearIndexOp>(op))
-      indices.push_back(op);
-  });
+  auto [collectives, indices] = collectRuntimeOps(module);
   llvm::SmallPtrSet<Operation *, 4> diagnosed;
   for (Operation *op : collectives)
     if (failed(lowerCollective(op, runtime)))

@@ -18,9 +18,9 @@
 #include "mlir/Conversion/ConvertToLLVM/ToLLVMInterface.h"
 #include "mlir/Conversion/GPUCommon/GPUCommonPass.h"
 #include "mlir/Conversion/LLVMCommon/Pattern.h"
+#include "mlir/Conversion/LLVMCommon/TypeConverter.h"
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
 #include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVM.h"
-#include "mlir/Conversion/LLVMCommon/TypeConverter.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Transforms/DialectConversion.h"
@@ -42,7 +42,8 @@ using GroupHandles = llvm::DenseMap<Operation *, Value>;
 /// The runtime entry and the trailing i64 parameters of each collective.
 std::pair<StringRef, SmallVector<int64_t>> entryOf(Operation *op) {
   if (auto gather = dyn_cast<BufferAllGatherOp>(op))
-    return {"cp_rt_gpu_all_gather", {static_cast<int64_t>(gather.getGatherAxis())}};
+    return {"cp_rt_gpu_all_gather",
+            {static_cast<int64_t>(gather.getGatherAxis())}};
   if (auto allToAll = dyn_cast<BufferAllToAllOp>(op))
     return {"cp_rt_gpu_all_to_all",
             {static_cast<int64_t>(allToAll.getSplitAxis()),
@@ -118,15 +119,7 @@ struct ConvertCPToNCCLPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     RuntimeCalls runtime(module);
-    SmallVector<Operation *> collectives, indices;
-    module.walk([&](Operation *op) {
-      if (isa<BufferAllGatherOp, BufferAllToAllOp, BufferExchangeOp,
-              BufferShiftOp>(op))
-        collectives.push_back(op);
-      else if (isa<shard::ProcessMultiIndexOp, shard::ProcessLinearIndexOp>(
-                   op))
-        indices.push_back(op);
-    });
+    auto [collectives, indices] = collectRuntimeOps(module);
     bool failedAny = false;
     for (Operation *op : indices)
       failedAny |= failed(lowerProcessIndex(op, runtime));

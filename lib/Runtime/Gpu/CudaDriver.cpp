@@ -47,8 +47,8 @@ void cp::runtime::checkCuda(CUresult result, const std::string &call,
   const char *name = nullptr, *text = nullptr;
   cuGetErrorName(result, &name);
   cuGetErrorString(result, &text);
-  failHere(call, std::string(driverFunction) + " failed: " +
-                     (name ? name : "unknown CUDA error") + " (" +
+  failHere(call, std::string(driverFunction) +
+                     " failed: " + (name ? name : "unknown CUDA error") + " (" +
                      (text ? text : "no description") + ")");
 }
 
@@ -116,10 +116,10 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
   auto f = static_cast<CUfunction>(function);
   // Dynamic shared memory beyond 48 KiB must be opted into per function.
   if (sharedMemBytes > kStaticSharedMemoryLimit)
-    checkCuda(cuFuncSetAttribute(
-                  f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                  sharedMemBytes),
-              "mgpuLaunchKernel", "cuFuncSetAttribute");
+    checkCuda(
+        cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                           sharedMemBytes),
+        "mgpuLaunchKernel", "cuFuncSetAttribute");
   checkCuda(cuLaunchKernel(f, gridX, gridY, gridZ, blockX, blockY, blockZ,
                            sharedMemBytes, static_cast<CUstream>(stream),
                            params, extra),
@@ -129,14 +129,14 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
 void *mgpuStreamCreate(void) {
   ensureCudaContext();
   CUstream stream = nullptr;
-  checkCuda(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING),
-            "mgpuStreamCreate", "cuStreamCreate");
+  checkCuda(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "mgpuStreamCreate",
+            "cuStreamCreate");
   return stream;
 }
 
 void mgpuStreamDestroy(void *stream) {
-  checkCuda(cuStreamDestroy(static_cast<CUstream>(stream)),
-            "mgpuStreamDestroy", "cuStreamDestroy");
+  checkCuda(cuStreamDestroy(static_cast<CUstream>(stream)), "mgpuStreamDestroy",
+            "cuStreamDestroy");
 }
 
 void mgpuStreamSynchronize(void *stream) {
@@ -169,9 +169,9 @@ void mgpuEventSynchronize(void *event) {
 }
 
 void mgpuEventRecord(void *event, void *stream) {
-  checkCuda(cuEventRecord(static_cast<CUevent>(event),
-                          static_cast<CUstream>(stream)),
-            "mgpuEventRecord", "cuEventRecord");
+  checkCuda(
+      cuEventRecord(static_cast<CUevent>(event), static_cast<CUstream>(stream)),
+      "mgpuEventRecord", "cuEventRecord");
 }
 
 void *mgpuMemAlloc(uint64_t sizeBytes, void *stream, int8_t isHostShared) {

@@ -28,8 +28,8 @@ void checkNccl(ncclResult_t result, const Call &call,
                const char *ncclFunction) {
   if (result == ncclSuccess)
     return;
-  std::string reason = std::string(ncclFunction) + " failed: " +
-                       ncclGetErrorString(result);
+  std::string reason =
+      std::string(ncclFunction) + " failed: " + ncclGetErrorString(result);
   if (const char *last = ncclGetLastError(nullptr))
     if (*last)
       reason += std::string(" (") + last + ")";
@@ -61,9 +61,9 @@ ncclComm_t ncclCommunicatorOf(const Call &call) {
               "ncclCommInitRank");
   }
   ncclComm_t comm = nullptr;
-  checkNccl(ncclCommSplit(world, call.group->color, call.group->key, &comm,
-                          nullptr),
-            call, "ncclCommSplit");
+  checkNccl(
+      ncclCommSplit(world, call.group->color, call.group->key, &comm, nullptr),
+      call, "ncclCommSplit");
   groups[call.group] = comm;
   return comm;
 }
@@ -150,8 +150,7 @@ void run(cp_rt_collective kind, int64_t group, int64_t inRank, void *in,
          int64_t outRank, void *out, int64_t elementBytes, void *stream,
          int64_t param0 = 0, int64_t param1 = 0) {
   ensureCudaContext();
-  Call call(kind, group,
-            StridedView::fromDescriptor(inRank, in, elementBytes),
+  Call call(kind, group, StridedView::fromDescriptor(inRank, in, elementBytes),
             StridedView::fromDescriptor(outRank, out, elementBytes), "bytes",
             param0, param1);
   checkFlat(call);
@@ -181,8 +180,8 @@ void cp_rt_gpu_all_to_all(int64_t group, int64_t inRank, void *in,
 }
 
 void cp_rt_gpu_exchange_mirror(int64_t group, int64_t inRank, void *in,
-                               int64_t outRank, void *out,
-                               int64_t elementBytes, void *stream) {
+                               int64_t outRank, void *out, int64_t elementBytes,
+                               void *stream) {
   run(CP_RT_EXCHANGE, group, inRank, in, outRank, out, elementBytes, stream);
 }
 

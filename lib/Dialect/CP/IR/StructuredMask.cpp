@@ -68,15 +68,10 @@ KeyRange mlir::cp::buildVisibleKeyRange(OpBuilder &b, Location loc,
 KeyRange mlir::cp::buildFullyVisibleKeyRange(OpBuilder &b, Location loc,
                                              MaskAttr mask, Value qFirst,
                                              Value qLast) {
-  switch (mask.getKind()) {
-  case MaskKind::none:
-    return {};
-  case MaskKind::causal:
-    return {Value(), qFirst};
-  case MaskKind::sliding_window:
-    return {addConstant(b, loc, qLast, 1 - mask.getWindow()), qFirst};
-  }
-  llvm_unreachable("unknown mask kind");
+  // A key every row sees is >= the last row's window start and <= the first
+  // row's causal bound: the visible range with the two rows swapped.
+  return buildVisibleKeyRange(b, loc, mask, /*qFirst=*/qLast,
+                              /*qLast=*/qFirst);
 }
 
 KeyTiles mlir::cp::buildVisibleKeyTiles(OpBuilder &b, Location loc,
@@ -115,9 +110,9 @@ Value mlir::cp::buildTileIsCut(OpBuilder &b, Location loc, MaskAttr mask,
   Value cut = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, kLast,
                                     tiles.full.last);
   if (tiles.full.first)
-    cut = arith::OrIOp::create(
-        b, loc, cut,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, kFirst,
-                              tiles.full.first));
+    cut = arith::OrIOp::create(b, loc, cut,
+                               arith::CmpIOp::create(b, loc,
+                                                     arith::CmpIPredicate::slt,
+                                                     kFirst, tiles.full.first));
   return cut;
 }

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "AttentionBuilder.h"
 #include "cp/Dialect/CP/IR/CPOps.h"
 #include "cp/Dialect/CP/IR/StructuredMask.h"
 #include "cp/Dialect/CP/Transforms/Passes.h"
@@ -42,42 +43,27 @@ struct Scratch {
 };
 
 /// Builds the loop nest replacing one cp.buffer.local_attention.
-class AttentionLowering {
+class AttentionLowering : cp::detail::AttentionBuilder {
 public:
   AttentionLowering(BufferLocalAttentionOp op, const TileSizes &sizes)
-      : op(op), b(op), loc(op.getLoc()), t(sizes),
-        f32(Float32Type::get(op.getContext())),
+      : AttentionBuilder(op), op(op), t(sizes),
         lanes(VectorType::get({sizes.vectorWidth}, f32)) {}
 
   void build();
 
 private:
+  using AttentionBuilder::loop;
+
   // Constants and small arithmetic.
-  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  Value f32Const(double v) {
-    return arith::ConstantOp::create(b, loc, f32, b.getF32FloatAttr(v));
-  }
   Value splat(Value scalar) {
     return vector::BroadcastOp::create(b, loc, lanes, scalar);
   }
   Value vecConst(double v) { return splat(f32Const(v)); }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
-  Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
   Value minIdx(Value x, Value y) {
     return arith::MinSIOp::create(b, loc, x, y);
   }
   Value maxIdx(Value x, Value y) {
     return arith::MaxSIOp::create(b, loc, x, y);
-  }
-  Value dim(Value memref, int64_t d) {
-    return memref::DimOp::create(b, loc, memref, d);
-  }
-
-  /// Scalar load converted to f32 (operands may be f16/bf16).
-  Value loadF32(Value memref, ValueRange indices) {
-    Value v = memref::LoadOp::create(b, loc, memref, indices);
-    return v.getType() == f32 ? v : arith::ExtFOp::create(b, loc, f32, v);
   }
   Value loadLanes(Value memref, ValueRange indices) {
     return vector::LoadOp::create(b, loc, lanes, memref, indices);
@@ -86,21 +72,8 @@ private:
     vector::StoreOp::create(b, loc, v, memref, indices);
   }
 
-  /// scf.for over [lb, ub) step `step`; `body` returns the yielded values.
-  ValueRange loop(Value lb, Value ub, Value step, ValueRange init,
-                  function_ref<SmallVector<Value>(Value, ValueRange)> body) {
-    auto forOp = scf::ForOp::create(
-        b, loc, lb, ub, step, init,
-        [&](OpBuilder &, Location, Value iv, ValueRange args) {
-          scf::YieldOp::create(b, loc, body(iv, args));
-        });
-    return forOp.getResults();
-  }
   void loop(Value lb, Value ub, int64_t step, function_ref<void(Value)> body) {
-    loop(lb, ub, idx(step), {}, [&](Value iv, ValueRange) {
-      body(iv);
-      return SmallVector<Value>{};
-    });
+    loop(lb, ub, idx(step), body);
   }
 
   /// Calls `block(r0, rows)` for consecutive row blocks of [begin, end):
@@ -147,10 +120,7 @@ private:
                     const Scratch &s);
 
   BufferLocalAttentionOp op;
-  OpBuilder b;
-  Location loc;
   TileSizes t;
-  Type f32;
   VectorType lanes;
   // Set by build(): sizes, the (possibly packed) keys and values, scalars.
   Value lq, lkv, headDim, valueDim, valueLanes, scale, kvGroup;
@@ -455,8 +425,8 @@ void AttentionLowering::emitQueryTile(Value batch, Value head, Value kvHead,
   Value qLast = sub(add(qFirst, validQ), idx(1));
   Value kvOffset = op.getKvOffset();
   Value tileKv = idx(t.tileKv);
-  KeyTiles tiles = buildVisibleKeyTiles(b, loc, mask, qFirst, qLast, kvOffset,
-                                        lkv, tileKv);
+  KeyTiles tiles =
+      buildVisibleKeyTiles(b, loc, mask, qFirst, qLast, kvOffset, lkv, tileKv);
 
   loop(tiles.first, tiles.end, 1, [&](Value kt) {
     Value k0 = mul(kt, tileKv);

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "AttentionBuilder.h"
 #include "cp/Dialect/CP/IR/CPOps.h"
 #include "cp/Dialect/CP/IR/StructuredMask.h"
 #include "cp/Dialect/CP/Transforms/Passes.h"
@@ -50,11 +51,10 @@ int64_t workgroupBytes(const GpuTiles &t, int64_t d, int64_t dvPadded) {
               t.tileQ * (t.tileKv + 1));
 }
 
-class GpuAttentionLowering {
+class GpuAttentionLowering : cp::detail::AttentionBuilder {
 public:
   GpuAttentionLowering(BufferLocalAttentionOp op, const GpuTiles &tiles)
-      : op(op), b(op), loc(op.getLoc()), t(tiles),
-        f32(Float32Type::get(op.getContext())),
+      : AttentionBuilder(op), op(op), t(tiles),
         headDim(op.getQuery().getType().getDimSize(3)),
         valueDim(op.getValue().getType().getDimSize(3)),
         valueCols(llvm::divideCeil(valueDim, t.threadsPerRow)) {}
@@ -62,13 +62,6 @@ public:
   void build();
 
 private:
-  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  Value f32Const(double v) {
-    return arith::ConstantOp::create(b, loc, f32, b.getF32FloatAttr(v));
-  }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
-  Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
   Value lessThan(Value x, Value y) {
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x, y);
   }
@@ -82,15 +75,8 @@ private:
     return arith::MaximumFOp::create(b, loc, x, y);
   }
   Value exp(Value x) { return math::ExpOp::create(b, loc, x); }
-  Value dim(Value memref, int64_t d) {
-    return memref::DimOp::create(b, loc, memref, d);
-  }
   Value load(Value memref, ValueRange at) {
     return memref::LoadOp::create(b, loc, memref, at);
-  }
-  Value loadF32(Value memref, ValueRange at) {
-    Value v = load(memref, at);
-    return v.getType() == f32 ? v : arith::ExtFOp::create(b, loc, f32, v);
   }
   void store(Value v, Value memref, ValueRange at) {
     memref::StoreOp::create(b, loc, v, memref, at);
@@ -103,23 +89,10 @@ private:
         [&](OpBuilder &, Location) {
           scf::YieldOp::create(b, loc, loadF32(memref, at));
         },
-        [&](OpBuilder &, Location) { scf::YieldOp::create(b, loc, otherwise); });
-    return ifOp.getResult(0);
-  }
-  ValueRange loop(Value lb, Value ub, Value step, ValueRange init,
-                  function_ref<SmallVector<Value>(Value, ValueRange)> body) {
-    auto forOp = scf::ForOp::create(
-        b, loc, lb, ub, step, init,
-        [&](OpBuilder &, Location, Value iv, ValueRange args) {
-          scf::YieldOp::create(b, loc, body(iv, args));
+        [&](OpBuilder &, Location) {
+          scf::YieldOp::create(b, loc, otherwise);
         });
-    return forOp.getResults();
-  }
-  void loop(Value lb, Value ub, Value step, function_ref<void(Value)> body) {
-    loop(lb, ub, step, {}, [&](Value iv, ValueRange) {
-      body(iv);
-      return SmallVector<Value>{};
-    });
+    return ifOp.getResult(0);
   }
   /// Sum or max of `v` over the R threads of this query row (adjacent
   /// lanes of one warp), by butterfly shuffles.
@@ -140,10 +113,7 @@ private:
   void emitKernelBody(gpu::LaunchOp launch, const Workgroup &w);
 
   BufferLocalAttentionOp op;
-  OpBuilder b;
-  Location loc;
   GpuTiles t;
-  Type f32;
   int64_t headDim, valueDim, valueCols;
   // Values computed on the host and used by the kernel.
   Value lq, lkv, scale, kvGroup;
@@ -195,8 +165,8 @@ void GpuAttentionLowering::emitKernelBody(gpu::LaunchOp launch,
   Value qLast = sub(add(qFirst, validQ), idx(1));
   Value kvOffset = op.getKvOffset();
   Value tileKv = idx(t.tileKv);
-  KeyTiles tiles = buildVisibleKeyTiles(b, loc, mask, qFirst, qLast, kvOffset,
-                                        lkv, tileKv);
+  KeyTiles tiles =
+      buildVisibleKeyTiles(b, loc, mask, qFirst, qLast, kvOffset, lkv, tileKv);
 
   SmallVector<Value> init{negInf, zero};
   init.append(valueCols, zero);
@@ -221,16 +191,16 @@ void GpuAttentionLowering::emitKernelBody(gpu::LaunchOp launch,
         SmallVector<Value> keys;
         for (int64_t u = 0; u < U; ++u)
           keys.push_back(add(lane, idx(u * R)));
-        SmallVector<Value> scores(loop(
-            idx(0), idx(headDim), idx(1), SmallVector<Value>(U, zero),
-            [&](Value d, ValueRange s) {
-              Value qd = load(w.qs, {row, d});
-              SmallVector<Value> next;
-              for (int64_t u = 0; u < U; ++u)
-                next.push_back(math::FmaOp::create(
-                    b, loc, qd, load(w.ks, {keys[u], d}), s[u]));
-              return next;
-            }));
+        SmallVector<Value> scores(
+            loop(idx(0), idx(headDim), idx(1), SmallVector<Value>(U, zero),
+                 [&](Value d, ValueRange s) {
+                   Value qd = load(w.qs, {row, d});
+                   SmallVector<Value> next;
+                   for (int64_t u = 0; u < U; ++u)
+                     next.push_back(math::FmaOp::create(
+                         b, loc, qd, load(w.ks, {keys[u], d}), s[u]));
+                   return next;
+                 }));
         Value kFirst = add(kvOffset, k0);
         Value cut = buildTileIsCut(b, loc, mask, tiles, kFirst,
                                    sub(add(kFirst, rows), idx(1)));
@@ -239,16 +209,15 @@ void GpuAttentionLowering::emitKernelBody(gpu::LaunchOp launch,
           Value keyValid = lessThan(keys[u], rows);
           Value allowed = keyValid;
           if (cut) {
-            Value structured =
-                buildMaskAllows(b, loc, mask, add(qFirst, row),
-                                add(kFirst, keys[u]));
-            allowed = andI(allowed, arith::OrIOp::create(
-                                        b, loc,
-                                        arith::XOrIOp::create(
-                                            b, loc, cut,
-                                            arith::ConstantIntOp::create(
-                                                b, loc, 1, 1)),
-                                        structured));
+            Value structured = buildMaskAllows(b, loc, mask, add(qFirst, row),
+                                               add(kFirst, keys[u]));
+            allowed = andI(allowed,
+                           arith::OrIOp::create(
+                               b, loc,
+                               arith::XOrIOp::create(
+                                   b, loc, cut,
+                                   arith::ConstantIntOp::create(b, loc, 1, 1)),
+                               structured));
           }
           if (explicitMask) {
             auto maskType = cast<MemRefType>(explicitMask.getType());
@@ -277,8 +246,8 @@ void GpuAttentionLowering::emitKernelBody(gpu::LaunchOp launch,
                   });
               allowed = andI(allowed, ifOp.getResult(0));
             } else {
-              scores[u] = fadd(scores[u], guardedLoadF32(inBounds, explicitMask,
-                                                         at, zero));
+              scores[u] = fadd(
+                  scores[u], guardedLoadF32(inBounds, explicitMask, at, zero));
             }
           }
           scores[u] = select(allowed, scores[u], negInf);
@@ -299,8 +268,8 @@ void GpuAttentionLowering::emitKernelBody(gpu::LaunchOp launch,
           partSum = fadd(partSum, p);
           store(p, w.ps, {row, keys[u]});
         }
-        Value newSum = math::FmaOp::create(
-            b, loc, l, alpha, rowReduce(partSum, /*isMax=*/false));
+        Value newSum = math::FmaOp::create(b, loc, l, alpha,
+                                           rowReduce(partSum, /*isMax=*/false));
         gpu::BarrierOp::create(b, loc);
 
         // Value columns lane, lane + R, ... accumulate sum_j P[row, j] V[j].
@@ -326,30 +295,30 @@ void GpuAttentionLowering::emitKernelBody(gpu::LaunchOp launch,
       });
 
   Value m = state[0], l = state[1];
-  Value seen = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, l, zero);
-  Value inv = select(seen, arith::DivFOp::create(b, loc, f32Const(1.0), l), zero);
+  Value seen =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, l, zero);
+  Value inv =
+      select(seen, arith::DivFOp::create(b, loc, f32Const(1.0), l), zero);
   Type outElt = op.getOutput().getType().getElementType();
   scf::IfOp::create(b, loc, rowValid, [&](OpBuilder &, Location) {
     Value outRow = add(q0, row);
     for (int64_t c = 0; c < valueCols; ++c) {
       Value col = add(lane, idx(c * R));
-      scf::IfOp::create(b, loc, lessThan(col, idx(valueDim)),
-                        [&](OpBuilder &, Location) {
-                          Value out = fmul(state[2 + c], inv);
-                          if (outElt != f32)
-                            out = arith::TruncFOp::create(b, loc, outElt, out);
-                          store(out, op.getOutput(),
-                                {batch, head, outRow, col});
-                          scf::YieldOp::create(b, loc);
-                        });
+      scf::IfOp::create(
+          b, loc, lessThan(col, idx(valueDim)), [&](OpBuilder &, Location) {
+            Value out = fmul(state[2 + c], inv);
+            if (outElt != f32)
+              out = arith::TruncFOp::create(b, loc, outElt, out);
+            store(out, op.getOutput(), {batch, head, outRow, col});
+            scf::YieldOp::create(b, loc);
+          });
     }
     if (Value lse = op.getLse()) {
-      Value firstLane = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                              lane, idx(0));
+      Value firstLane =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, idx(0));
       scf::IfOp::create(b, loc, firstLane, [&](OpBuilder &, Location) {
-        Value logSum = fadd(m, math::LogOp::create(b, loc,
-                                                   select(seen, l,
-                                                          f32Const(1.0))));
+        Value logSum = fadd(
+            m, math::LogOp::create(b, loc, select(seen, l, f32Const(1.0))));
         store(select(seen, logSum, negInf), lse, {batch, head, outRow});
         scf::YieldOp::create(b, loc);
       });
@@ -370,16 +339,14 @@ void GpuAttentionLowering::build() {
   Value one = idx(1);
 
   auto workgroup = [&](int64_t rows, int64_t cols) {
-    return MemRefType::get(
-        {rows, cols}, f32, MemRefLayoutAttrInterface(),
-        gpu::AddressSpaceAttr::get(b.getContext(),
-                                   gpu::AddressSpace::Workgroup));
+    return MemRefType::get({rows, cols}, f32, MemRefLayoutAttrInterface(),
+                           gpu::AddressSpaceAttr::get(
+                               b.getContext(), gpu::AddressSpace::Workgroup));
   };
   int64_t R = t.threadsPerRow;
-  SmallVector<Type> attributions{workgroup(t.tileQ, headDim + 1),
-                                 workgroup(t.tileKv, headDim + 1),
-                                 workgroup(t.tileKv, valueCols * R),
-                                 workgroup(t.tileQ, t.tileKv + 1)};
+  SmallVector<Type> attributions{
+      workgroup(t.tileQ, headDim + 1), workgroup(t.tileKv, headDim + 1),
+      workgroup(t.tileKv, valueCols * R), workgroup(t.tileQ, t.tileKv + 1)};
   auto launch = gpu::LaunchOp::create(
       b, loc, tiles, dim(query, 1), dim(query, 0), idx(t.threads()), one, one,
       /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
@@ -420,10 +387,11 @@ struct LowerLocalAttentionToGPUPass
     int64_t bytes = workgroupBytes(t, d, dvPadded);
     if (bytes > sharedMemoryBytes)
       return op.emitOpError("needs ")
-             << bytes << " bytes of workgroup memory for tile-q = "
-             << t.tileQ << ", tile-kv = " << t.tileKv << ", D = " << d
-             << ", Dv = " << dv << ", over the budget of "
-             << sharedMemoryBytes << "; use a smaller tile-q or tile-kv";
+             << bytes << " bytes of workgroup memory for tile-q = " << t.tileQ
+             << ", tile-kv = " << t.tileKv << ", D = " << d << ", Dv = " << dv
+             << ", over the budget of "
+             << static_cast<int64_t>(sharedMemoryBytes)
+             << "; use a smaller tile-q or tile-kv";
     return t;
   }
 
@@ -437,14 +405,14 @@ struct LowerLocalAttentionToGPUPass
       return signalPassFailure();
     }
     // Row reductions shuffle over whole warps: blocks are whole warps.
-    if (tileQ <= 0 || tileQ * r > 1024 || (tileQ * r) % 32 != 0 ||
-        tileKv < 0 || (tileKv != 0 && tileKv % r != 0)) {
+    int64_t tq = tileQ, tkv = tileKv;
+    if (tq <= 0 || tq * r > 1024 || (tq * r) % 32 != 0 || tkv < 0 ||
+        (tkv != 0 && tkv % r != 0)) {
       getOperation()->emitError("cp-lower-local-attention-to-gpu: need "
                                 "tile-q * threads-per-row a multiple of 32 "
                                 "and at most 1024 (got ")
-          << tileQ << " * " << r
-          << "), and tile-kv a multiple of threads-per-row (got " << tileKv
-          << ")";
+          << tq << " * " << r
+          << "), and tile-kv a multiple of threads-per-row (got " << tkv << ")";
       return signalPassFailure();
     }
     SmallVector<BufferLocalAttentionOp> ops;

@@ -139,8 +139,8 @@ LogicalResult packAllToAll(BufferAllToAllOp op, int64_t p) {
   exchanged.setSplitAxis(0);
   exchanged.setConcatAxis(0);
   for (int64_t r = 0; r < p; ++r)
-    k.copySlice(recv, 0, r * part[0], op.getOutput(), concat,
-                r * part[concat], part[0], part[concat]);
+    k.copySlice(recv, 0, r * part[0], op.getOutput(), concat, r * part[concat],
+                part[0], part[concat]);
   k.release();
   op.erase();
   return success();

@@ -8,8 +8,8 @@
 #define CP_DIALECT_CP_IR_CPOPS_H
 
 #include "cp/Dialect/CP/IR/CPDialect.h"
-#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/SymbolTable.h"

@@ -238,6 +238,49 @@ def PlaceBuffersOnGPUPass : Pass<"cp-place-buffers-on-gpu"> {
   ];
 }
 
+def MapParallelLoopsToGPUPass : Pass<"cp-map-parallel-loops-to-gpu"> {
+  let summary = "Map host scf.parallel loops to GPU blocks of threads";
+  let description = [{
+    The element-wise loops of a GPU program (pack and unpack copies, the
+    merge of partial attention results, materialized masks) come from
+    `convert-linalg-to-parallel-loops` as one `scf.parallel` over all
+    dimensions. Upstream's `gpu-map-parallel-loops` maps the dimensions of
+    such a loop to blocks, one thread each, and runs any dimension past the
+    third sequentially.
+
+    This pass linearizes every outermost `scf.parallel` outside kernels into
+    one index whose fastest-varying part is the loop's last dimension, and
+    splits it into blocks of `block-size` threads: the outer loop is mapped
+    to block x, the inner one to thread x, and a guard keeps the last block
+    in bounds. Consecutive threads touch consecutive elements of the
+    innermost dimension, so accesses to row-major buffers coalesce.
+    `convert-parallel-loops-to-gpu` then makes the `gpu.launch`.
+
+    ```mlir
+    scf.parallel (%i, %j) = (%c0, %c0) to (%c64, %c48) step (%c1, %c1) {...}
+    // becomes (3072 = 64 * 48 elements, 12 blocks of 256 threads)
+    scf.parallel (%b) = (%c0) to (%c12) step (%c1) {
+      scf.parallel (%t) = (%c0) to (%c256) step (%c1) {
+        %n = affine.apply (d0, d1) -> (d0 * 256 + d1) (%b, %t)
+        scf.if (%n < %c3072) { %i, %j = delinearize %n into (64, 48); ... }
+      } {mapping = [#gpu.loop_dim_map<processor = thread_x, ...>]}
+    } {mapping = [#gpu.loop_dim_map<processor = block_x, ...>]}
+    ```
+
+    A loop with reductions cannot be mapped this way and is an error.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Threads per block (a multiple of 32, at most 1024)">,
+  ];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::scf::SCFDialect"
+  ];
+}
+
 def ApproximateMathPass : Pass<"cp-approximate-math"> {
   let summary = "Replace f32 math functions with polynomial approximations";
   let description = [{
