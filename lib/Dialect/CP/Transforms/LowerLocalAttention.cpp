@@ -560,7 +560,9 @@ struct LowerLocalAttentionPass
         sizes.microRows <= 0 || sizes.microVectors <= 0) {
       getOperation()->emitError("cp-lower-local-attention: tile-q, tile-kv, "
                                 "vector-width, micro-rows and micro-vectors "
-                                "must be positive");
+                                "must be positive, got ")
+          << sizes.tileQ << ", " << sizes.tileKv << ", " << sizes.vectorWidth
+          << ", " << sizes.microRows << ", " << sizes.microVectors;
       return signalPassFailure();
     }
     int64_t block = sizes.vectorWidth * sizes.microVectors;
