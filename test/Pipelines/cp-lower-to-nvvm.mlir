@@ -8,6 +8,15 @@
 // RUN: cp-opt %s --cp-lower-to-nvvm="scheme=hybrid(2) %{nvvm}" | FileCheck %s --check-prefixes=CHECK,HY
 // RUN: cp-opt %s --cp-lower-to-nvvm="scheme=head_tail %{nvvm}" | FileCheck %s --check-prefixes=CHECK,HT
 // RUN: cp-opt %s --cp-lower-to-nvvm="scheme=head_tail %{nvvm}" | mlir-translate --mlir-to-llvmir | FileCheck %s --check-prefix=LLVMIR
+// examples/attention.mlir under every scheme becomes LLVM IR.
+// RUN: for s in allgather ulysses 'hybrid(2)' head_tail; do \
+// RUN:   cp-opt %cp_src_root/examples/attention.mlir "--cp-lower-to-nvvm=scheme=$s %{nvvm}" \
+// RUN:     | mlir-translate --mlir-to-llvmir -o /dev/null && echo "translated $s" || exit 1; \
+// RUN: done | FileCheck %s --check-prefix=TRANSLATE
+// TRANSLATE: translated allgather
+// TRANSLATE-NEXT: translated ulysses
+// TRANSLATE-NEXT: translated hybrid(2)
+// TRANSLATE-NEXT: translated head_tail
 
 shard.grid @cp(shape = 4)
 
