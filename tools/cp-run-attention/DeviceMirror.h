@@ -28,9 +28,9 @@ template <int R> struct Descriptor {
   int64_t strides[R];
 };
 
-/// A dense row-major descriptor of `sizes` over `data`.
+/// A dense row-major descriptor over `data` of the R sizes at `sizes`.
 template <int R>
-Descriptor<R> denseDescriptor(void *data, const int64_t (&sizes)[R]) {
+Descriptor<R> denseDescriptor(void *data, const int64_t *sizes) {
   Descriptor<R> d{data, data, 0, {}, {}};
   int64_t stride = 1;
   for (int i = R - 1; i >= 0; --i) {

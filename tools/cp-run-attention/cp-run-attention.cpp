@@ -509,14 +509,7 @@ bool structuredAllows(const Case &c, int64_t q, int64_t k) {
 //===----------------------------------------------------------------------===//
 
 template <int R> Descriptor<R> describe(HostTensor &t) {
-  Descriptor<R> d{t.bytes.data(), t.bytes.data(), 0, {}, {}};
-  int64_t stride = 1;
-  for (int i = R - 1; i >= 0; --i) {
-    d.sizes[i] = t.shape[i];
-    d.strides[i] = stride;
-    stride *= t.shape[i];
-  }
-  return d;
+  return denseDescriptor<R>(t.bytes.data(), t.shape.data());
 }
 
 /// Rows [begin, begin + count) along `dim` of a row-major tensor.

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../../../tools/cp-run-attention/DeviceMirror.h"
 #include "cp/Runtime/cp_runtime.h"
 
 #include <dlfcn.h>
@@ -23,21 +24,11 @@
 
 namespace {
 
-template <int R> struct Descriptor {
-  float *allocated, *aligned;
-  int64_t offset, sizes[R], strides[R];
-};
+using cp::tools::Descriptor;
 
 template <int R>
 Descriptor<R> describe(std::vector<float> &data, std::array<int64_t, R> sizes) {
-  Descriptor<R> d{data.data(), data.data(), 0, {}, {}};
-  int64_t stride = 1;
-  for (int i = R - 1; i >= 0; --i) {
-    d.sizes[i] = sizes[i];
-    d.strides[i] = stride;
-    stride *= sizes[i];
-  }
-  return d;
+  return cp::tools::denseDescriptor<R>(data.data(), sizes.data());
 }
 
 float input(int64_t rank, int64_t i, int64_t j, int64_t k) {
