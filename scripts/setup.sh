@@ -12,7 +12,7 @@ packages=(
   libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
   cmake ninja-build ccache g++
   mpich libmpich-dev libomp-22-dev
-  python3-numpy python3-pytest pybind11-dev
+  python3-dev python3-numpy python3-pytest pybind11-dev
 )
 
 missing=()

@@ -9,14 +9,28 @@ from lit.llvm.subst import ToolSubst
 
 config.name = "CP"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
-config.suffixes = [".mlir", ".test"]
-config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs"]
+config.suffixes = [".mlir", ".test", ".c"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "lit.local.cfg", "Inputs", "reference.py", "conftest.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.cp_obj_root, "test")
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%cp_docs_dir", config.cp_docs_dir))
 config.substitutions.append(("%cp_src_root", config.cp_src_root))
+config.substitutions.append(("%cp_obj_root", config.cp_obj_root))
+# The plugin test runs the LLVM installation's own mlir-opt, never cp-opt.
+config.substitutions.append(
+    ("%stock_mlir_opt", os.path.join(config.llvm_tools_dir, "mlir-opt")))
+config.substitutions.append(
+    ("%cp_plugin", os.path.join(config.cp_obj_root, "lib", "CPPlugin.so")))
+# The external-project test builds with this build's compiler (and ccache
+# when this build uses it).
+config.substitutions.append(("%cxx_compiler", config.cxx_compiler))
+config.substitutions.append((
+    "%cmake_launcher",
+    "-DCMAKE_CXX_COMPILER_LAUNCHER=" + config.cxx_launcher
+    if config.cxx_launcher else ""))
+config.substitutions.append(("%cp_python", config.cp_python_executable))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
@@ -27,6 +41,7 @@ tools = [
     ToolSubst("cp-compile", unresolved="fatal"),
     ToolSubst("cp-run-attention", unresolved="fatal"),
     ToolSubst("cp-test-collectives", unresolved="fatal"),
+    ToolSubst("cp-capi-test", unresolved="fatal"),
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.with_environment("PATH", config.cp_tools_dir, append_path=True)

@@ -19,9 +19,11 @@
 namespace mlir {
 namespace cp {
 
-/// The cp dialect and the external models it promises (bufferization).
+/// The cp dialect, the external models it promises (bufferization), and
+/// shard, whose `shard.grid` every cp program names before its first cp op
+/// (so a tool that registers only cp can still parse cp IR).
 inline void registerAllDialects(DialectRegistry &registry) {
-  registry.insert<CPDialect>();
+  registry.insert<CPDialect, shard::ShardDialect>();
   registerBufferizableOpInterfaceExternalModels(registry);
 }
 

@@ -1,0 +1,58 @@
+# RUN: %pytest %s
+"""apply_scheme and lower, run in process through the C API."""
+
+import pytest
+
+import cp_mlir
+
+
+def layer(**kw):
+    shape = dict(H=8, Hkv=4, S=64, D=16, P=4, mask="causal")
+    shape.update(kw)
+    return cp_mlir.AttentionLayer(**shape).build()
+
+
+@pytest.mark.parametrize("scheme,collective,count", [
+    ("allgather", "cp.all_gather", 2),
+    ("ulysses", "cp.all_to_all", 4),
+    ("hybrid(2)", "cp.all_to_all", 4),
+    ("head_tail", "cp.exchange", 2),
+])
+def test_apply_scheme(scheme, collective, count):
+    module = cp_mlir.apply_scheme(layer(), scheme)
+    text = str(module)
+    assert "cp.attention" not in text
+    assert text.count(collective + " ") == count
+    assert f"cp.scheme = #cp.scheme<{scheme}>" in text
+    assert "cp.local_attention" in text and "mask = causal" in text
+
+
+def test_unapplicable_scheme_is_an_error_naming_the_rule():
+    with pytest.raises(cp_mlir.MLIRError) as info:
+        cp_mlir.apply_scheme(layer(Hkv=2), "ulysses")
+    (diagnostic,) = info.value.diagnostics
+    assert "cannot use scheme #cp.scheme<ulysses>" in diagnostic
+    assert "Hkv (2) divisible by the CP group size (4)" in diagnostic
+
+
+def test_lower_to_cpu_reaches_llvm_with_runtime_calls():
+    module = cp_mlir.lower(layer(), target="cpu", scheme="allgather", threads=False)
+    text = str(module)
+    assert "llvm.func @attention" in text
+    assert "llvm.call @cp_rt_all_gather_f32" in text
+    assert "cp." not in text.replace("cp_rt", "")
+
+
+def test_lower_to_nvvm_makes_kernels_and_nccl_calls():
+    module = cp_mlir.lower(layer(), target="nvvm", scheme="head_tail", format="isa")
+    text = str(module)
+    assert "gpu.binary" in text
+    assert "cp_rt_gpu_exchange_mirror" in text
+
+
+def test_bad_pipeline_and_bad_target():
+    with pytest.raises(cp_mlir.MLIRError) as info:
+        layer().run_pipeline("no-such-pass")
+    assert "'no-such-pass' does not refer to a registered pass" in info.value.diagnostics[0]
+    with pytest.raises(ValueError, match="target must be 'cpu' or 'nvvm'"):
+        cp_mlir.lower(layer(), target="tpu")
