@@ -32,6 +32,11 @@ typedef enum CpExplicitMaskKind {
   CpExplicitMaskBias = 2  /* tensor<SxSxT>, added to the scaled scores */
 } CpExplicitMaskKind;
 
+typedef enum CpSequenceLayout {
+  CpSequenceContiguous = 0, /* rank r holds rows [r*L, (r+1)*L) */
+  CpSequenceZigzag = 1      /* rank r holds chunks r and 2P-1-r of 2P */
+} CpSequenceLayout;
+
 typedef struct CpAttentionLayerSpec {
   int64_t batch;        /* B */
   int64_t heads;        /* H */
@@ -44,12 +49,13 @@ typedef struct CpAttentionLayerSpec {
   MlirAttribute mask;   /* #cp.mask, or null for none */
   MlirAttribute scheme; /* #cp.scheme, or null: chosen by a pass */
   CpExplicitMaskKind explicitMask;
-  MlirStringRef funcName; /* empty: "attention" */
+  CpSequenceLayout layout; /* how the arguments are sharded */
+  MlirStringRef funcName;  /* empty: "attention" */
   MlirStringRef gridName; /* empty: "cp" */
 } CpAttentionLayerSpec;
 
-/* A spec with B = 1, f32, no masks and no scheme; sizes are 0 and must be
- * set. */
+/* A spec with B = 1, f32, no masks, no scheme and the contiguous layout;
+ * sizes are 0 and must be set. */
 MLIR_CAPI_EXPORTED CpAttentionLayerSpec
 cpAttentionLayerSpecGetDefault(MlirContext ctx);
 

@@ -29,6 +29,7 @@ CpAttentionLayerSpec cpAttentionLayerSpecGetDefault(MlirContext ctx) {
   spec.mask = MlirAttribute{nullptr};
   spec.scheme = MlirAttribute{nullptr};
   spec.explicitMask = CpExplicitMaskNone;
+  spec.layout = CpSequenceContiguous;
   spec.funcName = mlirStringRefCreate(nullptr, 0);
   spec.gridName = mlirStringRefCreate(nullptr, 0);
   return spec;
@@ -71,6 +72,11 @@ findSpecError(const CpAttentionLayerSpec &spec) {
       os << element;
     else
       os << "none";
+    return text;
+  }
+  if (spec.layout != CpSequenceContiguous && spec.layout != CpSequenceZigzag) {
+    os << "attention layer: unknown sequence layout "
+       << static_cast<int>(spec.layout);
     return text;
   }
   if (spec.explicitMask < CpExplicitMaskNone ||
@@ -139,6 +145,7 @@ MlirModule cpAttentionLayerBuild(MlirContext ctx,
       body->getArgument(2), mask, gridName, ArrayRef<int16_t>{0},
       maskAttr ? cast<MaskAttr>(maskAttr)
                : MaskAttr::get(context, MaskKind::none),
+      static_cast<SequenceLayout>(spec->layout),
       schemeAttr ? cast<SchemeAttr>(schemeAttr) : SchemeAttr(),
       /*scale=*/FloatAttr());
   func::ReturnOp::create(b, loc, attention.getResult());

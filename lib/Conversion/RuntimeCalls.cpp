@@ -103,8 +103,10 @@ RuntimeOps mlir::cp::collectRuntimeOps(ModuleOp module) {
   RuntimeOps ops;
   module.walk([&](Operation *op) {
     if (isa<BufferAllGatherOp, BufferAllToAllOp, BufferExchangeOp,
-            BufferShiftOp>(op))
+            BufferShiftOp, BufferRelayoutOp, BufferShiftStartOp>(op))
       ops.collectives.push_back(op);
+    else if (isa<BufferWaitOp>(op))
+      ops.waits.push_back(op);
     else if (isa<shard::ProcessMultiIndexOp, shard::ProcessLinearIndexOp>(op))
       ops.processIndices.push_back(op);
   });

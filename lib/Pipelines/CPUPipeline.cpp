@@ -19,7 +19,10 @@ void mlir::cp::buildCPULoweringPipeline(OpPassManager &pm,
                                         const CPULoweringOptions &options) {
   std::string text;
   llvm::raw_string_ostream os(text);
-  detail::appendSchemeAndBufferization(os, options.scheme);
+  detail::appendSchemeAndBufferization(os, options.scheme, options.machine);
+  if (options.overlap)
+    os << "cp-overlap-collectives,";
+  os << "cp-free-buffers-early,";
   os
       // cp buffer ops to loops and runtime calls.
       << "cp-lower-local-attention{tile-q=" << options.tileQ

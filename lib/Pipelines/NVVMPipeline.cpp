@@ -39,10 +39,12 @@ void mlir::cp::buildNVVMLoweringPipeline(OpPassManager &pm,
                                          const NVVMLoweringOptions &options) {
   std::string text;
   llvm::raw_string_ostream os(text);
-  detail::appendSchemeAndBufferization(os, options.scheme);
+  detail::appendSchemeAndBufferization(os, options.scheme, options.machine);
   os
       // cp buffer ops to kernels and device buffers.
       << "cp-pack-collectives,"
+      << (options.overlap ? "cp-overlap-collectives," : "")
+      << "cp-free-buffers-early,"
       << "cp-lower-local-attention-to-gpu{tile-q=" << options.tileQ
       << " tile-kv=" << options.tileKv
       << " threads-per-row=" << options.threadsPerRow << "},"

@@ -16,11 +16,19 @@
 
 namespace mlir::cp::detail {
 
-/// The scheme (when given) and bufferization, each pass followed by ','.
+/// The scheme (when given; auto is chosen for `machine`) and
+/// bufferization, each pass followed by ','.
 inline void appendSchemeAndBufferization(llvm::raw_ostream &os,
-                                         llvm::StringRef scheme) {
+                                         llvm::StringRef scheme,
+                                         llvm::StringRef machine) {
+  os << "cp-choose-scheme{machine=" << machine;
+  if (!scheme.empty())
+    os << " scheme=" << scheme;
+  os << "},";
   if (!scheme.empty())
     os << "cp-apply-scheme{scheme=" << scheme << "},";
+  else
+    os << "cp-apply-scheme,";
   os << "canonicalize,cse,"
      << "one-shot-bufferize{bufferize-function-boundaries "
         "function-boundary-type-conversion=identity-layout-map},"

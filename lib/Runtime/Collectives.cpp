@@ -10,6 +10,8 @@
 
 #include <array>
 #include <climits>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -32,8 +34,9 @@ int64_t counterOf(const Counters &counters, int kind) {
 }
 
 constexpr int kMaxRank = 8;
-constexpr const char *kCollectiveNames[] = {"cp.all_gather", "cp.all_to_all",
-                                            "cp.exchange", "cp.shift"};
+constexpr const char *kCollectiveNames[] = {
+    "cp.all_gather", "cp.all_to_all", "cp.exchange", "cp.shift",
+    "cp.relayout"};
 
 /// What one rank passes to a collective; every rank of the group must pass
 /// the same.
@@ -50,14 +53,8 @@ std::string describe(const int64_t *sizes, int64_t rank, const char *type) {
   return (s.empty() ? "scalar" : s) + "x" + type;
 }
 
-/// A dense copy of `view` (the view itself when already dense).
 void *dense(const StridedView &view, std::vector<char> &storage) {
-  if (view.isContiguous())
-    return view.base;
-  storage.resize(view.numBytes());
-  copyElements(view, StridedView::contiguous(storage.data(), view.sizes,
-                                             view.elementBytes));
-  return storage.data();
+  return denseBytes(view, storage);
 }
 
 int mpiCount(const Call &c, int64_t bytes) {
@@ -141,7 +138,86 @@ void sendReceive(const Call &c) {
         c.output);
 }
 
+/// relayout: each half goes to the rank that holds it in the other layout.
+void relayout(const Call &c) {
+  std::vector<MPI_Request> requests;
+  std::vector<std::vector<char>> sendStorage(2), recvStorage(2);
+  std::vector<Call::HalfMove> receives = c.relayoutReceives();
+  for (const Call::HalfMove &in : receives) {
+    StridedView target = c.halfOf(c.output, in.half);
+    recvStorage[in.half].resize(target.numBytes());
+    requests.emplace_back();
+    checkMpi(MPI_Irecv(recvStorage[in.half].data(),
+                       mpiCount(c, target.numBytes()), MPI_BYTE, in.peer,
+                       300 + in.half, c.group->comm, &requests.back()),
+             c.label, "MPI_Irecv");
+  }
+  for (const Call::HalfMove &out : c.relayoutSends()) {
+    StridedView source = c.halfOf(c.input, out.half);
+    if (out.peer == c.group->rank) {
+      copyElements(source, c.halfOf(c.output, out.peerHalf));
+      continue;
+    }
+    void *bytes = dense(source, sendStorage[out.half]);
+    requests.emplace_back();
+    checkMpi(MPI_Isend(bytes, mpiCount(c, source.numBytes()), MPI_BYTE,
+                       out.peer, 300 + out.peerHalf, c.group->comm,
+                       &requests.back()),
+             c.label, "MPI_Isend");
+  }
+  checkMpi(MPI_Waitall(static_cast<int>(requests.size()), requests.data(),
+                       MPI_STATUSES_IGNORE),
+           c.label, "MPI_Waitall");
+  for (const Call::HalfMove &in : receives) {
+    StridedView target = c.halfOf(c.output, in.half);
+    copyElements(StridedView::contiguous(recvStorage[in.half].data(),
+                                         target.sizes, target.elementBytes),
+                 target);
+  }
+}
+
+/// The rank holding global chunk `chunk` (of 2P) in `layout`, and which of
+/// its halves the chunk is.
+std::pair<int, int> holderOfChunk(int p, int chunk, int64_t layout) {
+  if (layout == CP_RT_CONTIGUOUS)
+    return {chunk / 2, chunk % 2};
+  return chunk < p ? std::pair<int, int>{chunk, 0}
+                   : std::pair<int, int>{2 * p - 1 - chunk, 1};
+}
+
+/// The global chunk that is half `half` of `rank` in `layout`.
+int chunkOfHalf(int p, int rank, int half, int64_t layout) {
+  if (layout == CP_RT_CONTIGUOUS)
+    return 2 * rank + half;
+  return half == 0 ? rank : 2 * p - 1 - rank;
+}
+
+bool traceRequested() {
+  const char *value = std::getenv("CP_RT_TRACE");
+  return value && *value && std::strcmp(value, "0") != 0;
+}
+
 } // namespace
+
+void *cp::runtime::denseBytes(const StridedView &view,
+                              std::vector<char> &storage) {
+  if (view.isContiguous())
+    return view.base;
+  storage.resize(view.numBytes());
+  copyElements(view, StridedView::contiguous(storage.data(), view.sizes,
+                                             view.elementBytes));
+  return storage.data();
+}
+
+bool cp::runtime::tracing() {
+  static const bool enabled = traceRequested();
+  return enabled;
+}
+
+void cp::runtime::trace(const std::string &line) {
+  std::fprintf(stderr, "cp-runtime trace: rank %d: %s\n", ensureMpi(),
+               line.c_str());
+}
 
 //===----------------------------------------------------------------------===//
 // Call
@@ -222,6 +298,15 @@ void Call::validate() const {
   std::vector<int64_t> expected = input.sizes;
   int p = group->size;
   switch (kind) {
+  case CP_RT_RELAYOUT:
+    checkAxis("seq_axis", params[0]);
+    if (input.sizes[params[0]] % 2 != 0)
+      fail("seq_axis " + std::to_string(params[0]) + " has length " +
+           std::to_string(input.sizes[params[0]]) +
+           ", which is not even; the layouts move halves of the local shard");
+    if (params[1] < 0 || params[1] > 3)
+      fail("unknown layouts " + std::to_string(params[1]));
+    break;
   case CP_RT_ALL_GATHER:
     checkAxis("gather_axis", params[0]);
     expected[params[0]] *= p;
@@ -256,6 +341,35 @@ std::vector<int64_t> Call::part() const {
   return shape;
 }
 
+StridedView Call::halfOf(const StridedView &view, int half) const {
+  int64_t len = view.sizes[params[0]] / 2;
+  return view.slice(params[0], half * len, len);
+}
+
+// params[1] of a relayout is from * 2 + to.
+std::vector<Call::HalfMove> Call::relayoutSends() const {
+  int64_t from = params[1] / 2, to = params[1] % 2;
+  std::vector<HalfMove> moves;
+  for (int half = 0; half < 2; ++half) {
+    auto [peer, peerHalf] =
+        holderOfChunk(group->size, chunkOfHalf(group->size, group->rank, half, from), to);
+    moves.push_back({half, peer, peerHalf});
+  }
+  return moves;
+}
+
+std::vector<Call::HalfMove> Call::relayoutReceives() const {
+  int64_t from = params[1] / 2, to = params[1] % 2;
+  std::vector<HalfMove> moves;
+  for (int half = 0; half < 2; ++half) {
+    auto [peer, peerHalf] =
+        holderOfChunk(group->size, chunkOfHalf(group->size, group->rank, half, to), from);
+    if (peer != group->rank)
+      moves.push_back({half, peer, peerHalf});
+  }
+  return moves;
+}
+
 int Call::sendTo() const {
   int p = group->size, r = group->rank;
   if (kind == CP_RT_EXCHANGE)
@@ -279,14 +393,24 @@ int64_t Call::bytesSent() const {
     return input.numBytes() * (p - 1);
   case CP_RT_ALL_TO_ALL:
     return input.numBytes() / p * (p - 1);
+  case CP_RT_RELAYOUT: {
+    int64_t bytes = 0;
+    for (const HalfMove &move : relayoutSends())
+      if (move.peer != group->rank)
+        bytes += input.numBytes() / 2;
+    return bytes;
+  }
   default:
     return sendTo() == group->rank ? 0 : input.numBytes();
   }
 }
 
 void cp::runtime::count(const Call &call) {
-  bytesCounter[call.kind] += call.bytesSent();
+  int64_t bytes = call.bytesSent();
+  bytesCounter[call.kind] += bytes;
   ++callCounter[call.kind];
+  if (tracing())
+    trace(call.label + ": " + std::to_string(bytes) + " bytes sent");
 }
 
 void cp::runtime::runOnHost(const Call &call) {
@@ -296,6 +420,9 @@ void cp::runtime::runOnHost(const Call &call) {
     break;
   case CP_RT_ALL_TO_ALL:
     allToAll(call);
+    break;
+  case CP_RT_RELAYOUT:
+    relayout(call);
     break;
   default:
     sendReceive(call);
@@ -411,6 +538,17 @@ int64_t cp_rt_grid_linear_index(int64_t nameRank, void *name, int64_t specRank,
                        int64_t outRank, void *out, int64_t offset) {           \
     runOnHost(callOn(CP_RT_SHIFT, group, inRank, in, outRank, out, BYTES, #T,  \
                      offset));                                                 \
+  }                                                                            \
+  int64_t cp_rt_shift_start_##T(int64_t group, int64_t inRank, void *in,       \
+                                int64_t outRank, void *out, int64_t offset) {  \
+    return startOnHost(callOn(CP_RT_SHIFT, group, inRank, in, outRank, out,    \
+                              BYTES, #T, offset));                             \
+  }                                                                            \
+  void cp_rt_relayout_##T(int64_t group, int64_t inRank, void *in,             \
+                          int64_t outRank, void *out, int64_t seqAxis,         \
+                          int64_t from, int64_t to) {                          \
+    runOnHost(callOn(CP_RT_RELAYOUT, group, inRank, in, outRank, out, BYTES,   \
+                     #T, seqAxis, from * 2 + to));                             \
   }
 
 CP_RT_DEFINE_COLLECTIVES(f64, 8)
@@ -430,6 +568,7 @@ int64_t cp_rt_calls(int kind) { return counterOf(callCounter, kind); }
 void cp_rt_reset_counters(void) {
   bytesCounter.fill(0);
   callCounter.fill(0);
+  resetInFlightTime();
 }
 
 } // extern "C"

@@ -43,6 +43,17 @@ struct Call {
   /// all_to_all: the shape of the part exchanged with each rank.
   std::vector<int64_t> part() const;
 
+  /// relayout: where each half (L/2 rows along the sequence axis) goes or
+  /// comes from. `half` is this rank's half, `peer` the group rank on the
+  /// other side and `peerHalf` the half it is there.
+  struct HalfMove {
+    int half, peer, peerHalf;
+  };
+  std::vector<HalfMove> relayoutSends() const;
+  std::vector<HalfMove> relayoutReceives() const;
+  /// relayout: this rank's half `half` of a buffer.
+  StridedView halfOf(const StridedView &view, int half) const;
+
   cp_rt_collective kind;
   const char *type;
   const Group *group = nullptr;
@@ -58,8 +69,22 @@ private:
 
 /// Runs `call` over MPI on host buffers, and counts it.
 void runOnHost(const Call &call);
-/// Records `call` in the byte and call counters.
+/// Records `call` in the byte and call counters (and traces it).
 void count(const Call &call);
+
+/// A dense copy of `view` in `storage`, or the view's own memory when it is
+/// already dense.
+void *denseBytes(const StridedView &view, std::vector<char> &storage);
+
+/// Starts a shift with nonblocking MPI (counted now); returns the request
+/// handle that cp_rt_wait completes.
+int64_t startOnHost(const Call &call);
+/// Clears the in-flight time (cp_rt_reset_counters).
+void resetInFlightTime();
+
+/// Whether CP_RT_TRACE asks for a trace, and one line of it on stderr.
+bool tracing();
+void trace(const std::string &line);
 
 } // namespace cp::runtime
 

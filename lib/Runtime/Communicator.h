@@ -31,9 +31,6 @@ struct Group {
 
 /// Initializes MPI when nobody has; returns this process's world rank.
 int ensureMpi();
-/// This process's world rank for messages, also before MPI is initialized
-/// (from the launcher's environment), or -1 when unknown.
-int rankForMessages();
 
 /// Ends every rank after printing "cp-runtime: rank R: call: reason" here.
 [[noreturn]] void failHere(const std::string &call, const std::string &reason);

@@ -4,7 +4,8 @@
 // RUN: cp-opt %s --cp-lower-to-cpu=scheme=allgather | FileCheck %s
 // RUN: cp-opt %s --cp-lower-to-cpu="scheme=head_tail threads=false" | FileCheck %s --check-prefix=SERIAL
 // RUN: cp-opt %s --cp-lower-to-cpu=scheme=ulysses | mlir-translate --mlir-to-llvmir | FileCheck %s --check-prefix=LLVMIR
-// RUN: not cp-opt %s --cp-lower-to-cpu=scheme=zigzag 2>&1 | FileCheck %s --check-prefix=REFUSED
+// RUN: cp-opt %s --cp-lower-to-cpu=scheme=ring | FileCheck %s --check-prefix=RING
+// RUN: not cp-opt %s --cp-lower-to-cpu="scheme=hybrid(3)" 2>&1 | FileCheck %s --check-prefix=REFUSED
 
 shard.grid @cp(shape = 4)
 
@@ -40,4 +41,11 @@ func.func @attention(%q: tensor<1x8x64x32xf32>, %k: tensor<1x4x64x32xf32>,
 // LLVMIR: call void (ptr, i32, ptr, ...) @__kmpc_fork_call(
 // LLVMIR: define void @_mlir_ciface_attention(ptr %0, ptr %1, ptr %2, ptr %3)
 
-// REFUSED: error: 'cp.attention' op scheme #cp.scheme<zigzag> is not implemented by cp-apply-scheme
+// Ring: 3 steps of shifted K and V, each started before the attention it
+// overlaps and waited for after it.
+// RING: llvm.func @attention(
+// RING-COUNT-6: llvm.call @cp_rt_shift_start_f32
+// RING-NOT: llvm.call @cp_rt_shift_f32
+// RING: llvm.func @_mlir_ciface_attention
+
+// REFUSED: error: 'cp.attention' op cannot use scheme #cp.scheme<hybrid(3)>: hybrid needs the CP group size P (4) divisible by the Ulysses degree u (3); choose u dividing P

@@ -77,8 +77,20 @@ struct Config {
   int repeat = 1;
   /// Run on device buffers (a program compiled with cp-compile --target=nvvm).
   bool gpu = false;
+  /// The op's layout: rank r holds chunks r and 2P-1-r of 2P chunks.
+  bool zigzag = false;
 
   int64_t localLen() const { return seq / p; }
+
+  /// The global rows rank `rank` holds, as (first row, count) blocks in
+  /// local order.
+  std::vector<std::pair<int64_t, int64_t>> rowBlocks(int64_t rank) const {
+    int64_t l = localLen();
+    if (!zigzag)
+      return {{rank * l, l}};
+    int64_t c = l / 2;
+    return {{rank * c, c}, {(2 * p - 1 - rank) * c, c}};
+  }
   const char *typeName() const {
     return type == ElementType::f32   ? "f32"
            : type == ElementType::f16 ? "f16"
@@ -99,6 +111,7 @@ struct Config {
       stderr,
       "usage: cp-run-attention --P N --B N --H N --Hkv N --S N --D N --Dv N\n"
       "         [--dtype f32|f16|bf16] --case NAME=MASK [--case ...]\n"
+      "         [--layout contiguous|zigzag]\n"
       "         (--emit-mlir [--scheme S] | --lib FILE.so [--tol X]\n"
       "          [--expect-bytes N] [--repeat N] [--device cpu|gpu])\n"
       "  MASK: none | causal | window:W, optionally +explicit-global,\n"
@@ -186,6 +199,13 @@ Config parseArgs(int argc, char **argv) {
       c.lib = argv[++i];
     else if (a == "--scheme" && i + 1 < argc)
       c.scheme = argv[++i];
+    else if (a == "--layout" && i + 1 < argc) {
+      std::string layout = argv[++i];
+      if (layout != "contiguous" && layout != "zigzag")
+        usageError("--layout must be contiguous or zigzag, got '" + layout +
+                   "'");
+      c.zigzag = layout == "zigzag";
+    }
     else if (a == "--tol" && i + 1 < argc)
       c.tolerance = std::atof(argv[++i]);
     else if (a == "--dtype" && i + 1 < argc) {
@@ -206,11 +226,16 @@ Config parseArgs(int argc, char **argv) {
   if (c.p <= 0 || c.seq % c.p != 0)
     usageError("--S (" + std::to_string(c.seq) +
                ") must be a multiple of --P (" + std::to_string(c.p) + ")");
+  if (c.zigzag && c.seq % (2 * c.p) != 0)
+    usageError("--layout zigzag needs --S (" + std::to_string(c.seq) +
+               ") to be a multiple of 2 * --P");
   if (c.kvHeads <= 0 || c.heads % c.kvHeads != 0)
     usageError("--H must be a multiple of --Hkv");
   if (!c.emitMlir && c.lib.empty())
     usageError("give --emit-mlir or --lib");
   for (const Case &cs : c.cases) {
+    if (cs.lse && c.zigzag)
+      usageError("+lse is about cp.local_attention; --layout zigzag is not");
     if (cs.lse && c.p != 1)
       usageError("+lse needs --P 1: only cp.local_attention returns the "
                  "log-sum-exp");
@@ -295,8 +320,10 @@ private:
   std::string shardedAttention() const {
     std::string scheme = c.scheme.empty() ? "" : " scheme = " + c.scheme;
     std::string mask = maskType.empty() ? "" : " explicit_mask %m";
+    std::string layout = c.zigzag ? " layout = zigzag" : "";
     return "  %o = cp.attention %q, %k, %v" + mask + " on @cp grid_axes = [0]" +
-           structured + scheme + "\n      : " + qType + ", " + kType + ", " +
+           structured + layout + scheme + "\n      : " + qType + ", " + kType +
+           ", " +
            vType + (maskType.empty() ? "" : ", " + maskType) + " -> " + oType +
            "\n  return %o : " + oType + "\n";
   }
@@ -512,22 +539,31 @@ template <int R> Descriptor<R> describe(HostTensor &t) {
   return denseDescriptor<R>(t.bytes.data(), t.shape.data());
 }
 
-/// Rows [begin, begin + count) along `dim` of a row-major tensor.
-HostTensor sliceRows(const HostTensor &t, int dim, int64_t begin,
-                     int64_t count) {
+/// The rows of `blocks` ((begin, count) along `dim`) of a row-major tensor,
+/// one after the other: a rank's shard of a sequence-sharded tensor.
+HostTensor gatherRows(const HostTensor &t, int dim,
+                      const std::vector<std::pair<int64_t, int64_t>> &blocks) {
+  int64_t rows = 0;
+  for (auto [begin, count] : blocks)
+    rows += count;
   HostTensor s;
   s.shape = t.shape;
-  s.shape[dim] = count;
+  s.shape[dim] = rows;
   s.elementBytes = t.elementBytes;
   int64_t inner = t.elementBytes, outer = 1;
   for (size_t d = dim + 1; d < t.shape.size(); ++d)
     inner *= t.shape[d];
   for (int d = 0; d < dim; ++d)
     outer *= t.shape[d];
-  s.bytes.resize(outer * count * inner);
-  for (int64_t o = 0; o < outer; ++o)
-    std::memcpy(&s.bytes[o * count * inner],
-                &t.bytes[(o * t.shape[dim] + begin) * inner], count * inner);
+  s.bytes.resize(outer * rows * inner);
+  for (int64_t o = 0; o < outer; ++o) {
+    int64_t row = 0;
+    for (auto [begin, count] : blocks) {
+      std::memcpy(&s.bytes[(o * rows + row) * inner],
+                  &t.bytes[(o * t.shape[dim] + begin) * inner], count * inner);
+      row += count;
+    }
+  }
   return s;
 }
 
@@ -551,7 +587,16 @@ Outcome runCase(const Config &c, const Case &cs, void *library, int rank) {
     store(v, i, uniform(3, i), type);
 
   // Reference rows of this rank, in double.
-  int64_t rowBegin = rank * l;
+  std::vector<std::pair<int64_t, int64_t>> blocks = c.rowBlocks(rank);
+  /// The global row of local row i.
+  auto globalRow = [&](int64_t i) {
+    for (auto [begin, count] : blocks) {
+      if (i < count)
+        return begin + i;
+      i -= count;
+    }
+    return int64_t(-1);
+  };
   cp::reference::Shape shape{c.batch, c.heads,   c.kvHeads, s,
                              s,       c.headDim, c.valueDim};
   std::vector<double> expected(c.batch * c.heads * l * c.valueDim);
@@ -578,15 +623,28 @@ Outcome runCase(const Config &c, const Case &cs, void *library, int rank) {
                ? bias.values[i * s + j]
                : 0.0;
   };
-  cp::reference::attention<double>(
-      shape, q.values.data(), k.values.data(), v.values.data(), expected.data(),
-      rowBegin, rowBegin + l, 1.0 / std::sqrt(double(c.headDim)), allowed,
-      biasOf, cs.lse ? expectedLse.data() : nullptr);
+  int64_t localRow = 0;
+  for (auto [begin, count] : blocks) {
+    std::vector<double> rows(c.batch * c.heads * count * c.valueDim);
+    std::vector<double> rowsLse(c.batch * c.heads * count);
+    cp::reference::attention<double>(
+        shape, q.values.data(), k.values.data(), v.values.data(), rows.data(),
+        begin, begin + count, 1.0 / std::sqrt(double(c.headDim)), allowed,
+        biasOf, cs.lse ? rowsLse.data() : nullptr);
+    for (int64_t bh = 0; bh < c.batch * c.heads; ++bh)
+      for (int64_t i = 0; i < count; ++i) {
+        for (int64_t d = 0; d < c.valueDim; ++d)
+          expected[(bh * l + localRow + i) * c.valueDim + d] =
+              rows[(bh * count + i) * c.valueDim + d];
+        expectedLse[bh * l + localRow + i] = rowsLse[bh * count + i];
+      }
+    localRow += count;
+  }
 
   // This rank's shards and mask.
-  HostTensor qLocal = sliceRows(q, 2, rowBegin, l);
-  HostTensor kLocal = sliceRows(k, 2, rowBegin, l);
-  HostTensor vLocal = sliceRows(v, 2, rowBegin, l);
+  HostTensor qLocal = gatherRows(q, 2, blocks);
+  HostTensor kLocal = gatherRows(k, 2, blocks);
+  HostTensor vLocal = gatherRows(v, 2, blocks);
   HostTensor out = makeTensor({c.batch, c.heads, l, c.valueDim}, type);
   HostTensor mask;
   if (cs.explicitMask == Case::Explicit::globalBool ||
@@ -600,7 +658,7 @@ Outcome runCase(const Config &c, const Case &cs, void *library, int rank) {
       for (int64_t i = 0; i < rows; ++i)
         for (int64_t j = 0; j < s; ++j)
           mask.bytes[(h * rows + i) * s + j] =
-              explicitAllows(global ? h : 0, global ? i : rowBegin + i, j);
+              explicitAllows(global ? h : 0, global ? i : globalRow(i), j);
   } else if (cs.explicitMask == Case::Explicit::globalBias) {
     mask = bias;
   }

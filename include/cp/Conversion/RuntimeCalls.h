@@ -55,9 +55,10 @@ private:
 shard::GridOp lookupStaticGrid(Operation *op, StringRef gridName);
 
 /// The ops a runtime conversion lowers, in walk order: the bufferized
-/// collectives and the shard process-index queries.
+/// collectives (shift starts included), the waits for started ones, and
+/// the shard process-index queries.
 struct RuntimeOps {
-  SmallVector<Operation *> collectives, processIndices;
+  SmallVector<Operation *> collectives, waits, processIndices;
 };
 RuntimeOps collectRuntimeOps(ModuleOp module);
 

@@ -17,10 +17,19 @@ namespace cp {
 struct CPULoweringOptions : public PassPipelineOptions<CPULoweringOptions> {
   PassOptions::Option<std::string> scheme{
       *this, "scheme",
-      llvm::cl::desc("Run cp-apply-scheme with this scheme first (allgather, "
-                     "ulysses, hybrid(u), head_tail); empty: the input has "
-                     "no cp.attention left, or each carries its own scheme"),
+      llvm::cl::desc("Scheme of cp.attention ops that carry none (allgather, "
+                     "ulysses, hybrid(u), head_tail, ring, zigzag, auto); "
+                     "empty: each op carries its own"),
       llvm::cl::init("")};
+  PassOptions::Option<std::string> machine{
+      *this, "machine",
+      llvm::cl::desc("cp-choose-scheme machine preset for scheme auto"),
+      llvm::cl::init("host-mpi")};
+  PassOptions::Option<bool> overlap{
+      *this, "overlap",
+      llvm::cl::desc("Overlap ring shifts with attention "
+                     "(cp-overlap-collectives)"),
+      llvm::cl::init(true)};
   PassOptions::Option<int64_t> tileQ{
       *this, "tile-q", llvm::cl::desc("cp-lower-local-attention tile-q"),
       llvm::cl::init(32)};
@@ -56,8 +65,18 @@ void buildCPULoweringPipeline(OpPassManager &pm,
 struct NVVMLoweringOptions : public PassPipelineOptions<NVVMLoweringOptions> {
   PassOptions::Option<std::string> scheme{
       *this, "scheme",
-      llvm::cl::desc("Run cp-apply-scheme with this scheme first"),
+      llvm::cl::desc("Scheme of cp.attention ops that carry none; empty: each "
+                     "op carries its own"),
       llvm::cl::init("")};
+  PassOptions::Option<std::string> machine{
+      *this, "machine",
+      llvm::cl::desc("cp-choose-scheme machine preset for scheme auto"),
+      llvm::cl::init("h200-nvlink")};
+  PassOptions::Option<bool> overlap{
+      *this, "overlap",
+      llvm::cl::desc("Run ring shifts on a second stream, overlapping the "
+                     "kernels (cp-overlap-collectives)"),
+      llvm::cl::init(true)};
   PassOptions::Option<std::string> chip{
       *this, "chip", llvm::cl::desc("GPU architecture (sm_80, sm_90, ...)"),
       llvm::cl::init("sm_90")};

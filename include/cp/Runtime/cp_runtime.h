@@ -25,8 +25,12 @@ enum cp_rt_collective {
   CP_RT_ALL_TO_ALL = 1,
   CP_RT_EXCHANGE = 2,
   CP_RT_SHIFT = 3,
-  CP_RT_NUM_COLLECTIVES = 4
+  CP_RT_RELAYOUT = 4,
+  CP_RT_NUM_COLLECTIVES = 5
 };
+
+/* Sequence layouts of cp_rt_relayout_* (cp.relayout's `from` / `to`). */
+enum cp_rt_layout { CP_RT_CONTIGUOUS = 0, CP_RT_ZIGZAG = 1 };
 
 /* MPI set-up. Both are optional: the first runtime call initializes MPI if
  * nobody has, and MPI is finalized at exit. */
@@ -57,7 +61,12 @@ int64_t cp_rt_grid_linear_index(int64_t nameRank, void *name, int64_t specRank,
   void cp_rt_exchange_mirror_##T(int64_t group, int64_t inRank, void *in,      \
                                  int64_t outRank, void *out);                  \
   void cp_rt_shift_##T(int64_t group, int64_t inRank, void *in,                \
-                       int64_t outRank, void *out, int64_t offset);
+                       int64_t outRank, void *out, int64_t offset);            \
+  int64_t cp_rt_shift_start_##T(int64_t group, int64_t inRank, void *in,       \
+                                int64_t outRank, void *out, int64_t offset);   \
+  void cp_rt_relayout_##T(int64_t group, int64_t inRank, void *in,             \
+                          int64_t outRank, void *out, int64_t seqAxis,         \
+                          int64_t from, int64_t to);
 CP_RT_DECLARE_COLLECTIVES(f64)
 CP_RT_DECLARE_COLLECTIVES(f32)
 CP_RT_DECLARE_COLLECTIVES(f16)
@@ -68,6 +77,18 @@ CP_RT_DECLARE_COLLECTIVES(i16)
 CP_RT_DECLARE_COLLECTIVES(i8)
 CP_RT_DECLARE_COLLECTIVES(i1)
 #undef CP_RT_DECLARE_COLLECTIVES
+
+/* cp_rt_shift_start_* begins a shift with nonblocking MPI and returns a
+ * request; cp_rt_wait completes it (the output is valid afterwards, and
+ * the input may be written again). Every request must be waited for once. */
+void cp_rt_wait(int64_t request);
+
+/* Seconds between the return of a shift start and the call of its wait,
+ * summed over requests since start or the last reset: the time the
+ * program computed while transfers were in flight. With CP_RT_TRACE=1 in
+ * the environment every collective, start and wait is also printed on
+ * stderr ("cp-runtime trace: rank R: ..."). */
+double cp_rt_seconds_in_flight(void);
 
 /* Bytes this rank sent to other ranks, per collective kind (or all kinds
  * for kind < 0), and the number of calls, since start or the last reset. */

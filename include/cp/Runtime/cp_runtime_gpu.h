@@ -62,6 +62,20 @@ void cp_rt_gpu_exchange_mirror(int64_t group, int64_t inRank, void *in,
 void cp_rt_gpu_shift(int64_t group, int64_t inRank, void *in, int64_t outRank,
                      void *out, int64_t elementBytes, int64_t offset,
                      void *stream);
+/* Layouts as in cp_runtime.h (CP_RT_CONTIGUOUS, CP_RT_ZIGZAG). */
+void cp_rt_gpu_relayout(int64_t group, int64_t inRank, void *in,
+                        int64_t outRank, void *out, int64_t elementBytes,
+                        int64_t seqAxis, int64_t from, int64_t to,
+                        void *stream);
+
+/* A shift on the runtime's communication stream: it starts once the work
+ * enqueued on `stream` so far is done, and returns at once. cp_rt_gpu_wait
+ * makes `stream` wait for it (no host synchronization), so kernels
+ * enqueued in between overlap the transfer. */
+int64_t cp_rt_gpu_shift_start(int64_t group, int64_t inRank, void *in,
+                              int64_t outRank, void *out, int64_t elementBytes,
+                              int64_t offset, void *stream);
+void cp_rt_gpu_wait(int64_t request, void *stream);
 
 #ifdef __cplusplus
 }

@@ -53,6 +53,9 @@ struct ConvertCPToMPIPass
 
   void runOnOperation() override;
   LogicalResult lowerCollective(Operation *op, RuntimeCalls &runtime);
+
+  /// The runtime's request handle of each lowered shift start.
+  llvm::DenseMap<Value, Value> requests;
 };
 
 LogicalResult ConvertCPToMPIPass::lowerCollective(Operation *op,
@@ -67,6 +70,7 @@ LogicalResult ConvertCPToMPIPass::lowerCollective(Operation *op,
   shard::GridOp grid = lookupStaticGrid(op, gridName);
   if (!grid)
     return failure();
+  // Every collective's operands end with its input and output buffers.
   auto operands = op->getOperands().take_back(2);
   Value input = operands[0], output = operands[1];
   Type element = cast<MemRefType>(input.getType()).getElementType();
@@ -92,6 +96,19 @@ LogicalResult ConvertCPToMPIPass::lowerCollective(Operation *op,
     args.append({i64(allToAll.getSplitAxis()), i64(allToAll.getConcatAxis())});
   } else if (isa<BufferExchangeOp>(op)) {
     entry = "cp_rt_exchange_mirror_";
+  } else if (auto relayout = dyn_cast<BufferRelayoutOp>(op)) {
+    entry = "cp_rt_relayout_";
+    args.append({i64(relayout.getSeqAxis()),
+                 i64(static_cast<int64_t>(relayout.getFrom())),
+                 i64(static_cast<int64_t>(relayout.getTo()))});
+  } else if (auto start = dyn_cast<BufferShiftStartOp>(op)) {
+    args.push_back(i64(static_cast<int64_t>(start.getOffset())));
+    requests[start.getRequest()] =
+        runtime
+            .call(b, loc, "cp_rt_shift_start_" + suffix, args,
+                  b.getI64Type())
+            .getResult(0);
+    return success(); // erased once its wait is lowered
   } else {
     entry = "cp_rt_shift_";
     args.push_back(
@@ -105,7 +122,7 @@ LogicalResult ConvertCPToMPIPass::lowerCollective(Operation *op,
 void ConvertCPToMPIPass::runOnOperation() {
   ModuleOp module = getOperation();
   RuntimeCalls runtime(module);
-  auto [collectives, indices] = collectRuntimeOps(module);
+  auto [collectives, waits, indices] = collectRuntimeOps(module);
   llvm::SmallPtrSet<Operation *, 4> diagnosed;
   for (Operation *op : collectives)
     if (failed(lowerCollective(op, runtime)))
@@ -113,6 +130,23 @@ void ConvertCPToMPIPass::runOnOperation() {
   for (Operation *op : indices)
     if (failed(lowerProcessIndex(op, runtime)))
       diagnosed.insert(op);
+  for (Operation *op : waits) {
+    auto wait = cast<BufferWaitOp>(op);
+    Value handle = requests.lookup(wait.getRequest());
+    if (!handle || wait.getAsyncToken() ||
+        !wait.getAsyncDependencies().empty()) {
+      diagnosed.insert(op); // its start, or the op itself, is diagnosed
+      if (handle)
+        op->emitOpError("is asynchronous (a GPU stream op); lower it with "
+                        "convert-cp-to-nccl, not convert-cp-to-mpi");
+      continue;
+    }
+    OpBuilder b(op);
+    runtime.call(b, op->getLoc(), "cp_rt_wait", handle);
+    Operation *start = wait.getRequest().getDefiningOp();
+    op->erase();
+    start->erase();
+  }
   bool failedAny = !diagnosed.empty();
 
   // What is left of cp and shard has no MPI lowering here.

@@ -50,8 +50,35 @@ std::pair<StringRef, SmallVector<int64_t>> entryOf(Operation *op) {
              static_cast<int64_t>(allToAll.getConcatAxis())}};
   if (isa<BufferExchangeOp>(op))
     return {"cp_rt_gpu_exchange_mirror", {}};
+  if (auto relayout = dyn_cast<BufferRelayoutOp>(op))
+    return {"cp_rt_gpu_relayout",
+            {static_cast<int64_t>(relayout.getSeqAxis()),
+             static_cast<int64_t>(relayout.getFrom()),
+             static_cast<int64_t>(relayout.getTo())}};
+  if (auto start = dyn_cast<BufferShiftStartOp>(op))
+    return {"cp_rt_gpu_shift_start",
+            {static_cast<int64_t>(start.getOffset())}};
   return {"cp_rt_gpu_shift",
           {static_cast<int64_t>(cast<BufferShiftOp>(op).getOffset())}};
+}
+
+/// `name(args) -> result` as an llvm.call, declaring `name` on first use.
+Value callRuntime(ConversionPatternRewriter &rewriter, Operation *op,
+                  StringRef name, ValueRange args, Type result) {
+  MLIRContext *ctx = op->getContext();
+  auto module = op->getParentOfType<ModuleOp>();
+  auto callee = module.lookupSymbol<LLVM::LLVMFuncOp>(name);
+  if (!callee) {
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointToStart(module.getBody());
+    callee = LLVM::LLVMFuncOp::create(
+        rewriter, op->getLoc(), name,
+        LLVM::LLVMFunctionType::get(
+            result ? result : LLVM::LLVMVoidType::get(ctx),
+            llvm::to_vector(args.getTypes())));
+  }
+  auto call = LLVM::CallOp::create(rewriter, op->getLoc(), callee, args);
+  return result ? call.getResult() : Value();
 }
 
 template <typename BufferOp>
@@ -92,24 +119,35 @@ struct CollectiveToRuntimeCall : public ConvertOpToLLVMPattern<BufferOp> {
       args.push_back(constant(param));
     args.push_back(stream);
 
-    auto module = op->template getParentOfType<ModuleOp>();
-    auto callee = module.template lookupSymbol<LLVM::LLVMFuncOp>(name);
-    if (!callee) {
-      OpBuilder::InsertionGuard guard(rewriter);
-      rewriter.setInsertionPointToStart(module.getBody());
-      SmallVector<Type> types;
-      for (Value arg : args)
-        types.push_back(arg.getType());
-      callee = LLVM::LLVMFuncOp::create(
-          rewriter, loc, name,
-          LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), types));
+    // A started shift returns its request; the stream goes on at once.
+    if (isa<BufferShiftStartOp>(op)) {
+      Value request = callRuntime(rewriter, op, name, args, i64);
+      rewriter.replaceOp(op, {request, stream});
+      return success();
     }
-    LLVM::CallOp::create(rewriter, loc, callee, args);
+    callRuntime(rewriter, op, name, args, Type());
     rewriter.replaceOp(op, stream);
     return success();
   }
 
   const GroupHandles &handles;
+};
+
+/// The stream of the wait's dependency waits for the request's transfer.
+struct WaitToRuntimeCall : public ConvertOpToLLVMPattern<BufferWaitOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+
+  LogicalResult
+  matchAndRewrite(BufferWaitOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (adaptor.getAsyncDependencies().size() != 1 || !op.getAsyncToken())
+      return rewriter.notifyMatchFailure(op, "not a stream op");
+    Value stream = adaptor.getAsyncDependencies().front();
+    callRuntime(rewriter, op, "cp_rt_gpu_wait",
+                {adaptor.getRequest(), stream}, Type());
+    rewriter.replaceOp(op, stream);
+    return success();
+  }
 };
 
 struct ConvertCPToNCCLPass
@@ -119,13 +157,21 @@ struct ConvertCPToNCCLPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     RuntimeCalls runtime(module);
-    auto [collectives, indices] = collectRuntimeOps(module);
+    auto [collectives, waits, indices] = collectRuntimeOps(module);
     bool failedAny = false;
     for (Operation *op : indices)
       failedAny |= failed(lowerProcessIndex(op, runtime));
 
     // Group handles, at the memref level, before each collective.
     GroupHandles handles;
+    for (Operation *op : waits) {
+      auto async = cast<gpu::AsyncOpInterface>(op);
+      if (!async.getAsyncToken() || async.getAsyncDependencies().size() != 1) {
+        op->emitOpError("must be asynchronous with exactly one dependency to "
+                        "run on a stream; run gpu-async-region first");
+        failedAny = true;
+      }
+    }
     for (Operation *op : collectives) {
       auto async = cast<gpu::AsyncOpInterface>(op);
       if (!async.getAsyncToken() || async.getAsyncDependencies().size() != 1) {
@@ -152,6 +198,9 @@ struct ConvertCPToNCCLPass
     // collectives in it.
     MLIRContext *ctx = &getContext();
     LLVMTypeConverter converter(ctx);
+    // A started collective is the runtime's integer request handle.
+    converter.addConversion(
+        [](RequestType type) { return IntegerType::get(type.getContext(), 64); });
     RewritePatternSet patterns(ctx);
     ConversionTarget target(*ctx);
     target.addLegalDialect<LLVM::LLVMDialect>();
@@ -180,9 +229,14 @@ struct ConvertCPToNCCLPass
     patterns.add<CollectiveToRuntimeCall<BufferAllGatherOp>,
                  CollectiveToRuntimeCall<BufferAllToAllOp>,
                  CollectiveToRuntimeCall<BufferExchangeOp>,
-                 CollectiveToRuntimeCall<BufferShiftOp>>(converter, handles);
+                 CollectiveToRuntimeCall<BufferShiftOp>,
+                 CollectiveToRuntimeCall<BufferRelayoutOp>,
+                 CollectiveToRuntimeCall<BufferShiftStartOp>>(converter,
+                                                              handles);
+    patterns.add<WaitToRuntimeCall>(converter);
     target.addIllegalOp<BufferAllGatherOp, BufferAllToAllOp, BufferExchangeOp,
-                        BufferShiftOp>();
+                        BufferShiftOp, BufferRelayoutOp, BufferShiftStartOp,
+                        BufferWaitOp>();
     if (failed(applyPartialConversion(module, target, std::move(patterns))))
       return signalPassFailure();
     eraseUnusedGrids(module);

@@ -4,7 +4,9 @@
 // CPU path (so the group agrees on shapes first), then moves the bytes with
 // NCCL on the caller's stream, or, with CP_RT_GPU_COLLECTIVES=mpi, through
 // host memory with the CPU algorithms (several ranks can then share one
-// GPU, which NCCL refuses).
+// GPU, which NCCL refuses). A started shift runs on a second stream, with
+// its own communicator, between two events: its dependencies' work, and
+// its completion, which the wait makes the caller's stream wait for.
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,10 +45,12 @@ bool useMpiStaging() {
 
 /// The world communicator from a unique id broadcast over MPI, and one
 /// communicator per group split from it like the group's MPI communicator.
-ncclComm_t ncclCommunicatorOf(const Call &call) {
+/// Started shifts use a second one per group (`overlapped`): NCCL work on
+/// two streams must not share a communicator.
+ncclComm_t ncclCommunicatorOf(const Call &call, bool overlapped = false) {
   static ncclComm_t world = nullptr;
-  static std::map<const Group *, ncclComm_t> groups;
-  auto found = groups.find(call.group);
+  static std::map<std::pair<const Group *, bool>, ncclComm_t> groups;
+  auto found = groups.find({call.group, overlapped});
   if (found != groups.end())
     return found->second;
   if (!world) {
@@ -64,8 +68,26 @@ ncclComm_t ncclCommunicatorOf(const Call &call) {
   checkNccl(
       ncclCommSplit(world, call.group->color, call.group->key, &comm, nullptr),
       call, "ncclCommSplit");
-  groups[call.group] = comm;
+  groups[{call.group, overlapped}] = comm;
   return comm;
+}
+
+/// The stream started shifts run on (one per process, not synchronizing
+/// with the legacy default stream).
+CUstream communicationStream(const Call &call) {
+  static CUstream stream = nullptr;
+  if (!stream)
+    checkCuda(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), call.label,
+              "cuStreamCreate");
+  return stream;
+}
+
+CUevent recordEvent(const Call &call, CUstream stream) {
+  CUevent event;
+  checkCuda(cuEventCreate(&event, CU_EVENT_DISABLE_TIMING), call.label,
+            "cuEventCreate");
+  checkCuda(cuEventRecord(event, stream), call.label, "cuEventRecord");
+  return event;
 }
 
 /// Product of the sizes before `dim`: 1 when blocks along `dim` are
@@ -86,10 +108,58 @@ void checkFlat(const Call &c) {
   if (c.kind == CP_RT_ALL_TO_ALL)
     flat = flat && outerSize(c.input, c.params[0]) == 1 &&
            outerSize(c.output, c.params[1]) == 1;
+  if (c.kind == CP_RT_RELAYOUT)
+    flat = flat && outerSize(c.input, c.params[0]) == 1;
   if (!flat)
     c.fail("GPU collectives need dense buffers exchanged along their "
            "leading dim; lower the program with cp-pack-collectives "
            "(part of cp-lower-to-nvvm)");
+}
+
+void copyOnDevice(const Call &c, const StridedView &from, const StridedView &to,
+                  CUstream stream) {
+  checkCuda(cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(to.base),
+                          reinterpret_cast<CUdeviceptr>(from.base),
+                          static_cast<size_t>(from.numBytes()), stream),
+            c.label, "cuMemcpyAsync");
+}
+
+/// relayout: every half goes to its holder in the other layout.
+void relayoutWithNccl(const Call &c, ncclComm_t comm, CUstream stream) {
+  checkNccl(ncclGroupStart(), c, "ncclGroupStart");
+  for (const Call::HalfMove &out : c.relayoutSends()) {
+    StridedView half = c.halfOf(c.input, out.half);
+    if (out.peer == c.group->rank)
+      copyOnDevice(c, half, c.halfOf(c.output, out.peerHalf), stream);
+    else
+      checkNccl(ncclSend(half.base, half.numBytes(), ncclUint8, out.peer, comm,
+                         stream),
+                c, "ncclSend");
+  }
+  for (const Call::HalfMove &in : c.relayoutReceives()) {
+    StridedView half = c.halfOf(c.output, in.half);
+    checkNccl(
+        ncclRecv(half.base, half.numBytes(), ncclUint8, in.peer, comm, stream),
+        c, "ncclRecv");
+  }
+  checkNccl(ncclGroupEnd(), c, "ncclGroupEnd");
+}
+
+/// exchange and shift: one send and one receive (a copy when both are
+/// this rank).
+void sendReceiveWithNccl(const Call &c, ncclComm_t comm, CUstream stream) {
+  int to = c.sendTo(), from = c.receiveFrom();
+  if (to == c.group->rank && from == c.group->rank) {
+    copyOnDevice(c, c.input, c.output, stream);
+    return;
+  }
+  size_t bytes = static_cast<size_t>(c.input.numBytes());
+  checkNccl(ncclGroupStart(), c, "ncclGroupStart");
+  checkNccl(ncclSend(c.input.base, bytes, ncclUint8, to, comm, stream), c,
+            "ncclSend");
+  checkNccl(ncclRecv(c.output.base, bytes, ncclUint8, from, comm, stream), c,
+            "ncclRecv");
+  checkNccl(ncclGroupEnd(), c, "ncclGroupEnd");
 }
 
 void runWithNccl(const Call &c, CUstream stream) {
@@ -107,23 +177,12 @@ void runWithNccl(const Call &c, CUstream stream) {
                            stream),
               c, "ncclAlltoAll");
     break;
-  default: {
-    int to = c.sendTo(), from = c.receiveFrom();
-    if (to == c.group->rank && from == c.group->rank) {
-      checkCuda(cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(recv),
-                              reinterpret_cast<CUdeviceptr>(send), bytes,
-                              stream),
-                c.label, "cuMemcpyAsync");
-      break;
-    }
-    checkNccl(ncclGroupStart(), c, "ncclGroupStart");
-    checkNccl(ncclSend(send, bytes, ncclUint8, to, comm, stream), c,
-              "ncclSend");
-    checkNccl(ncclRecv(recv, bytes, ncclUint8, from, comm, stream), c,
-              "ncclRecv");
-    checkNccl(ncclGroupEnd(), c, "ncclGroupEnd");
+  case CP_RT_RELAYOUT:
+    relayoutWithNccl(c, comm, stream);
     break;
-  }
+  default:
+    sendReceiveWithNccl(c, comm, stream);
+    break;
   }
   count(c);
 }
@@ -146,19 +205,34 @@ void runStagedThroughMpi(const Call &c, CUstream stream) {
   checkCuda(cuStreamSynchronize(stream), c.label, "cuStreamSynchronize");
 }
 
-void run(cp_rt_collective kind, int64_t group, int64_t inRank, void *in,
-         int64_t outRank, void *out, int64_t elementBytes, void *stream,
-         int64_t param0 = 0, int64_t param1 = 0) {
+Call checkedCall(cp_rt_collective kind, int64_t group, int64_t inRank,
+                 void *in, int64_t outRank, void *out, int64_t elementBytes,
+                 int64_t param0, int64_t param1) {
   ensureCudaContext();
   Call call(kind, group, StridedView::fromDescriptor(inRank, in, elementBytes),
             StridedView::fromDescriptor(outRank, out, elementBytes), "bytes",
             param0, param1);
   checkFlat(call);
+  return call;
+}
+
+void run(cp_rt_collective kind, int64_t group, int64_t inRank, void *in,
+         int64_t outRank, void *out, int64_t elementBytes, void *stream,
+         int64_t param0 = 0, int64_t param1 = 0) {
+  Call call = checkedCall(kind, group, inRank, in, outRank, out, elementBytes,
+                          param0, param1);
   auto cuStream = static_cast<CUstream>(stream);
   if (useMpiStaging())
     runStagedThroughMpi(call, cuStream);
   else
     runWithNccl(call, cuStream);
+}
+
+/// Started shifts: request handle -> the event recorded after the transfer
+/// (null when the transfer already completed, as with host staging).
+std::map<int64_t, CUevent> &startedShifts() {
+  static std::map<int64_t, CUevent> requests;
+  return requests;
 }
 
 } // namespace
@@ -190,6 +264,60 @@ void cp_rt_gpu_shift(int64_t group, int64_t inRank, void *in, int64_t outRank,
                      void *stream) {
   run(CP_RT_SHIFT, group, inRank, in, outRank, out, elementBytes, stream,
       offset);
+}
+
+void cp_rt_gpu_relayout(int64_t group, int64_t inRank, void *in,
+                        int64_t outRank, void *out, int64_t elementBytes,
+                        int64_t seqAxis, int64_t from, int64_t to,
+                        void *stream) {
+  run(CP_RT_RELAYOUT, group, inRank, in, outRank, out, elementBytes, stream,
+      seqAxis, from * 2 + to);
+}
+
+int64_t cp_rt_gpu_shift_start(int64_t group, int64_t inRank, void *in,
+                              int64_t outRank, void *out, int64_t elementBytes,
+                              int64_t offset, void *stream) {
+  static int64_t nextHandle = 1;
+  int64_t handle = nextHandle++;
+  auto caller = static_cast<CUstream>(stream);
+  if (useMpiStaging()) {
+    run(CP_RT_SHIFT, group, inRank, in, outRank, out, elementBytes, stream,
+        offset);
+    startedShifts()[handle] = nullptr;
+    return handle;
+  }
+  Call call = checkedCall(CP_RT_SHIFT, group, inRank, in, outRank, out,
+                          elementBytes, offset, 0);
+  CUstream comm = communicationStream(call);
+  // The transfer starts after the caller's work so far, on the second stream.
+  CUevent ready = recordEvent(call, caller);
+  checkCuda(cuStreamWaitEvent(comm, ready, 0), call.label,
+            "cuStreamWaitEvent");
+  checkCuda(cuEventDestroy(ready), call.label, "cuEventDestroy");
+  sendReceiveWithNccl(call, ncclCommunicatorOf(call, /*overlapped=*/true),
+                      comm);
+  count(call);
+  startedShifts()[handle] = recordEvent(call, comm);
+  if (tracing())
+    trace(call.label + ": start request " + std::to_string(handle) +
+          " on the communication stream");
+  return handle;
+}
+
+void cp_rt_gpu_wait(int64_t request, void *stream) {
+  auto found = startedShifts().find(request);
+  if (found == startedShifts().end())
+    failHere("cp.buffer.wait", "unknown or already completed request " +
+                                   std::to_string(request));
+  if (CUevent done = found->second) {
+    checkCuda(cuStreamWaitEvent(static_cast<CUstream>(stream), done, 0),
+              "cp.buffer.wait", "cuStreamWaitEvent");
+    checkCuda(cuEventDestroy(done), "cp.buffer.wait", "cuEventDestroy");
+  }
+  if (tracing())
+    trace("cp.buffer.wait: request " + std::to_string(request) +
+          " joins the caller's stream");
+  startedShifts().erase(found);
 }
 
 } // extern "C"

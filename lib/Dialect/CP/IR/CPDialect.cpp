@@ -1,17 +1,29 @@
 //===- CPDialect.cpp - cp dialect registration ----------------------------===//
 //
-// Registers the cp dialect's operations and attributes.
+// Registers the cp dialect's operations, attributes and types.
 //
 //===----------------------------------------------------------------------===//
 
 #include "cp/Dialect/CP/IR/CPDialect.h"
 #include "cp/Dialect/CP/IR/CPOps.h"
 #include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace mlir::cp;
 
 #include "cp/Dialect/CP/IR/CPOpsDialect.cpp.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "cp/Dialect/CP/IR/CPOpsTypes.cpp.inc"
+
+void CPDialect::registerTypes() {
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "cp/Dialect/CP/IR/CPOpsTypes.cpp.inc"
+      >();
+}
 
 void CPDialect::initialize() {
   addOperations<
@@ -19,9 +31,11 @@ void CPDialect::initialize() {
 #include "cp/Dialect/CP/IR/CPOps.cpp.inc"
       >();
   registerAttributes();
+  registerTypes();
   // Implemented in CPTransforms
   // (registerBufferizableOpInterfaceExternalModels).
   declarePromisedInterfaces<bufferization::BufferizableOpInterface, AttentionOp,
                             LocalAttentionOp, AllGatherOp, AllToAllOp,
-                            ExchangeOp, ShiftOp, MergeOp, OffsetMaskOp>();
+                            ExchangeOp, ShiftOp, RelayoutOp, MergeOp,
+                            OffsetMaskOp>();
 }

@@ -166,6 +166,8 @@ static LogicalResult verifyBHSD(Operation *op, StringRef name,
 static LogicalResult verifyAttentionOperands(Operation *op, ShapedType q,
                                              ShapedType k, ShapedType v,
                                              ShapedType out, bool sameLength) {
+  // A single-device block may keep its partial output in f32 for merging.
+  bool f32Result = !sameLength && out.getElementType().isF32();
   if (failed(verifyBHSD(op, "query", q)) || failed(verifyBHSD(op, "key", k)) ||
       failed(verifyBHSD(op, "value", v)) ||
       failed(verifyBHSD(op, "result", out)))
@@ -174,10 +176,11 @@ static LogicalResult verifyAttentionOperands(Operation *op, ShapedType q,
   for (auto [name, type] : {std::pair<StringRef, ShapedType>{"key", k},
                             {"value", v},
                             {"result", out}})
-    if (type.getElementType() != elt)
+    if (type.getElementType() != elt && !(name == "result" && f32Result))
       return op->emitOpError("expects ")
              << name << " element type (" << type.getElementType()
-             << ") to match the query element type (" << elt << ")";
+             << ") to match the query element type (" << elt << ")"
+             << (sameLength || name != "result" ? "" : " or be f32");
   for (auto [name, type] : {std::pair<StringRef, ShapedType>{"key", k},
                             {"value", v},
                             {"result", out}})
@@ -540,6 +543,37 @@ OpFoldResult ShiftOp::fold(FoldAdaptor) {
   return {};
 }
 
+/// cp.relayout's rules on its (tensor or buffer) shard type.
+static LogicalResult verifyRelayout(Operation *op, ShapedType type,
+                                    int64_t seqAxis) {
+  if (seqAxis < 0 || seqAxis >= type.getRank())
+    return op->emitOpError("seq_axis (")
+           << seqAxis << ") is out of range for a rank-" << type.getRank()
+           << " shard";
+  int64_t len = type.getDimSize(seqAxis);
+  if (isStatic(len) && len % 2 != 0)
+    return op->emitOpError("moves halves of the local shard and needs an "
+                           "even local length along seq_axis ")
+           << seqAxis << ", got " << len
+           << "; pad the sequence to a multiple of 2 * P";
+  return success();
+}
+
+LogicalResult RelayoutOp::verify() {
+  return verifyRelayout(*this, getInput().getType(), getSeqAxis());
+}
+
+LogicalResult RelayoutOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyGroupOnly(*this, symbolTable);
+}
+
+OpFoldResult RelayoutOp::fold(FoldAdaptor) {
+  // Both layouts are the same with one rank: chunks 0 and 1 are its rows.
+  if (getFrom() == getTo() || getGroupSize() == 1)
+    return getInput();
+  return {};
+}
+
 //===----------------------------------------------------------------------===//
 // MergeOp
 //===----------------------------------------------------------------------===//
@@ -634,4 +668,45 @@ LogicalResult BufferShiftOp::verify() {
 LogicalResult
 BufferShiftOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   return verifyGroupOnly(*this, symbolTable);
+}
+
+LogicalResult BufferRelayoutOp::verify() {
+  if (failed(verifySameShapeBuffers(*this, getInput().getType(),
+                                    getOutput().getType())))
+    return failure();
+  return verifyRelayout(*this, getInput().getType(), getSeqAxis());
+}
+
+LogicalResult
+BufferRelayoutOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyGroupOnly(*this, symbolTable);
+}
+
+//===----------------------------------------------------------------------===//
+// Split-phase collectives
+//===----------------------------------------------------------------------===//
+
+LogicalResult BufferShiftStartOp::verify() {
+  if (failed(verifySameShapeBuffers(*this, getInput().getType(),
+                                    getOutput().getType())))
+    return failure();
+  Value request = getRequest();
+  auto users = llvm::to_vector(request.getUsers());
+  if (users.size() != 1 || !isa<BufferWaitOp>(users.front()))
+    return emitOpError("expects its request to be waited for by exactly one "
+                       "cp.buffer.wait, found ")
+           << users.size() << " use" << (users.size() == 1 ? "" : "s")
+           << (users.size() == 1 ? " by another op" : "");
+  return success();
+}
+
+LogicalResult
+BufferShiftStartOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyGroupOnly(*this, symbolTable);
+}
+
+LogicalResult BufferWaitOp::verify() {
+  if (!getRequest().getDefiningOp<BufferShiftStartOp>())
+    return emitOpError("expects a request started by cp.buffer.shift_start");
+  return success();
 }

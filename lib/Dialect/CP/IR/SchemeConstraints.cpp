@@ -88,6 +88,11 @@ checkEvenLocalLength(StringRef scheme, const AttentionShape &s) {
       .str();
 }
 
+SequenceLayout mlir::cp::schemeLayout(SchemeKind scheme) {
+  return scheme == SchemeKind::zigzag ? SequenceLayout::zigzag
+                                      : SequenceLayout::contiguous;
+}
+
 std::optional<std::string>
 mlir::cp::findSchemeViolation(SchemeAttr scheme, const AttentionShape &shape) {
   switch (scheme.getKind()) {

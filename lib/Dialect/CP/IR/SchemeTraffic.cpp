@@ -8,6 +8,8 @@
 #include "cp/Dialect/CP/IR/SchemeTraffic.h"
 #include "llvm/Support/ErrorHandling.h"
 
+#include <algorithm>
+
 using namespace mlir;
 using namespace mlir::cp;
 
@@ -51,4 +53,50 @@ int64_t mlir::cp::bytesSentPerRank(SchemeAttr scheme, const AttentionShape &s,
     break;
   }
   llvm_unreachable("auto is resolved to a concrete scheme before costing");
+}
+
+/// The rank that holds global chunk `chunk` (of 2P) in `layout`.
+static int64_t ownerOfChunk(int64_t p, int64_t chunk, SequenceLayout layout) {
+  if (layout == SequenceLayout::contiguous)
+    return chunk / 2;
+  return chunk < p ? chunk : 2 * p - 1 - chunk;
+}
+
+/// The global chunk that is half `half` of rank `rank`'s shard in `layout`.
+static int64_t chunkOfHalf(int64_t p, int64_t rank, int64_t half,
+                           SequenceLayout layout) {
+  if (layout == SequenceLayout::contiguous)
+    return 2 * rank + half;
+  return half == 0 ? rank : 2 * p - 1 - rank;
+}
+
+int64_t mlir::cp::relayoutHalvesSent(int64_t groupSize, int64_t rank,
+                                     SequenceLayout from, SequenceLayout to) {
+  if (from == to)
+    return 0;
+  int64_t sent = 0;
+  for (int64_t half = 0; half < 2; ++half)
+    sent += ownerOfChunk(groupSize, chunkOfHalf(groupSize, rank, half, from),
+                         to) != rank;
+  return sent;
+}
+
+int64_t mlir::cp::bytesSentPerRank(SchemeAttr scheme, const AttentionShape &s,
+                                   int64_t elementBytes,
+                                   SequenceLayout layout) {
+  int64_t base = bytesSentPerRank(scheme, s, elementBytes);
+  SequenceLayout computed = schemeLayout(scheme.getKind());
+  if (computed == layout)
+    return base;
+  // Q, K, V move in halves of L/2 rows into the scheme's layout, O back.
+  int64_t half = s.batch * (s.localLen / 2) * elementBytes;
+  int64_t inRow = s.heads * s.headDim + s.kvHeads * (s.headDim + s.valueDim);
+  int64_t outRow = s.heads * s.valueDim;
+  int64_t busiest = 0;
+  for (int64_t r = 0; r < s.groupSize; ++r)
+    busiest = std::max(
+        busiest, relayoutHalvesSent(s.groupSize, r, layout, computed) * inRow +
+                     relayoutHalvesSent(s.groupSize, r, computed, layout) *
+                         outRow);
+  return base + busiest * half;
 }

@@ -74,6 +74,22 @@ KeyRange mlir::cp::buildFullyVisibleKeyRange(OpBuilder &b, Location loc,
                               /*qLast=*/qFirst);
 }
 
+Value mlir::cp::buildBlockIsVisible(OpBuilder &b, Location loc, MaskAttr mask,
+                                    Value qFirst, Value qLast, Value kFirst,
+                                    Value kLast) {
+  if (mask.isNone())
+    return Value();
+  KeyRange visible = buildVisibleKeyRange(b, loc, mask, qFirst, qLast);
+  Value any = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, kFirst,
+                                    visible.last);
+  if (visible.first)
+    any = arith::AndIOp::create(
+        b, loc, any,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, kLast,
+                              visible.first));
+  return any;
+}
+
 KeyTiles mlir::cp::buildVisibleKeyTiles(OpBuilder &b, Location loc,
                                         MaskAttr mask, Value qFirst,
                                         Value qLast, Value kvOffset,

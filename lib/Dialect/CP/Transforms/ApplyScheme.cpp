@@ -2,16 +2,21 @@
 //
 // Implements cp-apply-scheme: each cp.attention becomes cp collectives plus
 // cp.local_attention ops with the global offsets of DESIGN §2. Scheme
-// constraints come from SchemeConstraints.h, traffic from SchemeTraffic.h.
+// constraints come from SchemeConstraints.h, traffic from SchemeTraffic.h,
+// the choice behind scheme = auto from ChooseScheme.h.
 //
 //===----------------------------------------------------------------------===//
 
 #include "cp/Dialect/CP/IR/CPOps.h"
 #include "cp/Dialect/CP/IR/SchemeConstraints.h"
 #include "cp/Dialect/CP/IR/SchemeTraffic.h"
+#include "cp/Dialect/CP/IR/StructuredMask.h"
+#include "cp/Dialect/CP/Transforms/ChooseScheme.h"
 #include "cp/Dialect/CP/Transforms/Passes.h"
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
@@ -46,7 +51,8 @@ struct Group {
 class SchemeBuilder {
 public:
   SchemeBuilder(AttentionOp op, const AttentionShape &shape)
-      : op(op), b(op), loc(op.getLoc()), shape(shape) {}
+      : op(op), b(op), loc(op.getLoc()), shape(shape), query(op.getQuery()),
+        key(op.getKey()), value(op.getValue()), mask(op.getExplicitMask()) {}
 
   Value index(int64_t value) {
     return arith::ConstantIndexOp::create(b, loc, value);
@@ -115,6 +121,33 @@ public:
     return ExchangeOp::create(b, loc, v, g.grid.getValue(), g.axes,
                               PartnerKind::mirror);
   }
+  Value shift(const Group &g, Value v) {
+    return ShiftOp::create(b, loc, v, g.grid.getValue(), g.axes, 1);
+  }
+  Value relayout(const Group &g, Value v, int64_t seqAxis, SequenceLayout from,
+                 SequenceLayout to) {
+    return RelayoutOp::create(b, loc, v, g.grid.getValue(), g.axes, seqAxis,
+                              from, to);
+  }
+
+  /// The operands in the scheme's layout: Q, K, V and a mask with a local
+  /// query extent are converted when the op's layout differs.
+  void convertOperandsTo(const Group &g, SequenceLayout to) {
+    SequenceLayout from = op.getLayout();
+    if (from == to)
+      return;
+    query = relayout(g, query, kSeqDim, from, to);
+    key = relayout(g, key, kSeqDim, from, to);
+    value = relayout(g, value, kSeqDim, from, to);
+    if (mask && maskIsLocal(mask))
+      mask = relayout(g, mask, maskRowDim(mask), from, to);
+  }
+  /// Replaces the op with `out`, converted back to the op's layout.
+  void finish(const Group &g, Value out, SequenceLayout computedIn) {
+    if (computedIn != op.getLayout())
+      out = relayout(g, out, kSeqDim, computedIn, op.getLayout());
+    op.replaceAllUsesWith(out);
+  }
 
   /// Local attention of `q` against `k`/`v` at global offsets, carrying the
   /// op's mask kind and scale, marked with the scheme and its traffic.
@@ -127,9 +160,70 @@ public:
         LocalAttentionOp::create(b, loc, outType,
                                  /*lse=*/Type(), q, k, v, qOffset, kvOffset,
                                  mask, op.getMaskAttr(), op.getScaleAttr());
-    out->setAttr("cp.scheme", scheme);
-    out->setAttr("cp.bytes_per_rank", b.getI64IntegerAttr(bytesPerRank));
+    mark(out);
     return out.getOutput();
+  }
+  void mark(Operation *attention) {
+    attention->setAttr("cp.scheme", scheme);
+    attention->setAttr("cp.bytes_per_rank", b.getI64IntegerAttr(bytesPerRank));
+  }
+
+  /// A partial result: the f32 output and log-sum-exp of some queries
+  /// against some keys.
+  struct Partial {
+    Value out, lse;
+  };
+  Partial partialAttention(Value q, Value k, Value v, Value qOffset,
+                           Value kvOffset, Value mask) {
+    auto qType = cast<RankedTensorType>(q.getType());
+    auto outType = RankedTensorType::get(
+        {shape.batch, shape.heads, qType.getDimSize(kSeqDim), shape.valueDim},
+        b.getF32Type());
+    auto lseType = RankedTensorType::get(
+        {shape.batch, shape.heads, qType.getDimSize(kSeqDim)}, b.getF32Type());
+    auto attention = LocalAttentionOp::create(
+        b, loc, outType, lseType, q, k, v, qOffset, kvOffset, mask,
+        op.getMaskAttr(), op.getScaleAttr());
+    mark(attention);
+    return {attention.getOutput(), attention.getLse()};
+  }
+  /// What a fully masked block contributes: output 0, lse -inf.
+  Partial emptyPartial(Partial like) {
+    auto fill = [&](Value shapeOf, double value) {
+      auto type = cast<RankedTensorType>(shapeOf.getType());
+      Value empty = tensor::EmptyOp::create(b, loc, type.getShape(),
+                                            type.getElementType());
+      Value constant = arith::ConstantOp::create(
+          b, loc, b.getF32FloatAttr(static_cast<float>(value)));
+      return linalg::FillOp::create(b, loc, constant, empty).getResult(0);
+    };
+    return {fill(like.out, 0.0),
+            fill(like.lse, -std::numeric_limits<double>::infinity())};
+  }
+  Partial merge(Partial a, Partial c) {
+    auto merged = MergeOp::create(b, loc, a.out, a.lse, c.out, c.lse);
+    return {merged.getOutput(), merged.getLse()};
+  }
+  /// `f32` rounded to the op's element type (a no-op for f32).
+  Value toStorageType(Value f32) {
+    Type element = op.getType().getElementType();
+    if (element.isF32())
+      return f32;
+    auto type = cast<RankedTensorType>(f32.getType());
+    Value empty = tensor::EmptyOp::create(b, loc, type.getShape(), element);
+    int64_t rank = type.getRank();
+    SmallVector<AffineMap> maps(2, b.getMultiDimIdentityMap(rank));
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    return linalg::GenericOp::create(
+               b, loc, TypeRange{empty.getType()}, ValueRange{f32},
+               ValueRange{empty}, maps, iterators,
+               [&](OpBuilder &nb, Location nloc, ValueRange args) {
+                 Value rounded =
+                     arith::TruncFOp::create(nb, nloc, element, args[0]);
+                 linalg::YieldOp::create(nb, nloc, rounded);
+               })
+        .getResult(0);
   }
 
   /// Rows [start, start + count) of an explicit mask given with the global
@@ -152,9 +246,10 @@ public:
     return dimOf(mask, maskRowDim(mask)) == shape.localLen;
   }
 
-  void rewriteAllGather(const Group &cp);
-  void rewriteUlysses(const Group &inner, const Group *outer);
-  void rewriteHeadTail(const Group &cp);
+  Value rewriteAllGather(const Group &cp);
+  Value rewriteUlysses(const Group &inner, const Group *outer);
+  Value rewriteHeadTail(const Group &cp);
+  Value rewriteRing(const Group &cp, bool zigzag);
 
   AttentionOp op;
   OpBuilder b;
@@ -162,29 +257,30 @@ public:
   AttentionShape shape;
   SchemeAttr scheme;
   int64_t bytesPerRank = 0;
+  /// The op's operands, in the layout the scheme computes in.
+  Value query, key, value, mask;
 };
 
-void SchemeBuilder::rewriteAllGather(const Group &cp) {
-  Value k = allGather(cp, op.getKey(), kSeqDim);
-  Value v = allGather(cp, op.getValue(), kSeqDim);
+Value SchemeBuilder::rewriteAllGather(const Group &cp) {
+  Value k = allGather(cp, key, kSeqDim);
+  Value v = allGather(cp, value, kSeqDim);
   Value qOffset = mul(cp.index, shape.localLen);
-  Value mask = op.getExplicitMask();
-  if (mask && !maskIsLocal(mask))
-    mask = sliceGlobalMask(mask, qOffset, shape.localLen, b.getIndexAttr(0),
-                           shape.heads);
-  op.replaceAllUsesWith(
-      localAttention(op.getQuery(), k, v, qOffset, index(0), mask));
+  Value m = mask;
+  if (m && !maskIsLocal(m))
+    m = sliceGlobalMask(m, qOffset, shape.localLen, b.getIndexAttr(0),
+                        shape.heads);
+  return localAttention(query, k, v, qOffset, index(0), m);
 }
 
 /// Ulysses over `inner`; with `outer` (hybrid), K/V are then all-gathered
 /// across `outer` and the local queries start at outer.index * u * L.
-void SchemeBuilder::rewriteUlysses(const Group &inner, const Group *outer) {
+Value SchemeBuilder::rewriteUlysses(const Group &inner, const Group *outer) {
   auto toHeads = [&](Value x) {
     return allToAll(inner, x, kHeadsDim, kSeqDim);
   };
-  Value q = toHeads(op.getQuery());
-  Value k = toHeads(op.getKey());
-  Value v = toHeads(op.getValue());
+  Value q = toHeads(query);
+  Value k = toHeads(key);
+  Value v = toHeads(value);
   int64_t blockLen = inner.size * shape.localLen;
   Value qOffset = index(0);
   if (outer) {
@@ -193,34 +289,33 @@ void SchemeBuilder::rewriteUlysses(const Group &inner, const Group *outer) {
     qOffset = mul(outer->index, blockLen);
   }
   int64_t localHeads = shape.heads / inner.size;
-  Value mask = op.getExplicitMask();
-  if (mask && maskIsLocal(mask)) {
-    int64_t rows = maskRowDim(mask);
-    mask = maskHasHeads(mask) ? allToAll(inner, mask, kHeadsDim, rows)
-                              : allGather(inner, mask, rows);
-  } else if (mask) {
-    mask = sliceGlobalMask(mask, qOffset, blockLen,
-                           mul(inner.index, localHeads), localHeads);
+  Value m = mask;
+  if (m && maskIsLocal(m)) {
+    int64_t rows = maskRowDim(m);
+    m = maskHasHeads(m) ? allToAll(inner, m, kHeadsDim, rows)
+                        : allGather(inner, m, rows);
+  } else if (m) {
+    m = sliceGlobalMask(m, qOffset, blockLen, mul(inner.index, localHeads),
+                        localHeads);
   }
-  Value out = localAttention(q, k, v, qOffset, index(0), mask);
-  op.replaceAllUsesWith(allToAll(inner, out, kSeqDim, kHeadsDim));
+  Value out = localAttention(q, k, v, qOffset, index(0), m);
+  return allToAll(inner, out, kSeqDim, kHeadsDim);
 }
 
-void SchemeBuilder::rewriteHeadTail(const Group &cp) {
+Value SchemeBuilder::rewriteHeadTail(const Group &cp) {
   int64_t len = shape.localLen, half = len / 2;
   Value peer = arith::SubIOp::create(b, loc, index(cp.size - 1), cp.index);
   Value keepOffset = mul(cp.index, len);
   Value peerOffset = add(mul(peer, len), half);
 
-  Value query = op.getQuery();
   Value keepQ = slice(query, kSeqDim, b.getIndexAttr(0), half);
   Value peerQ =
       exchangeMirror(cp, slice(query, kSeqDim, b.getIndexAttr(half), half));
-  Value k = allGather(cp, op.getKey(), kSeqDim);
-  Value v = allGather(cp, op.getValue(), kSeqDim);
+  Value k = allGather(cp, key, kSeqDim);
+  Value v = allGather(cp, value, kSeqDim);
 
   Value keepMask, peerMask;
-  if (Value mask = op.getExplicitMask()) {
+  if (mask) {
     int64_t rows = maskRowDim(mask);
     if (maskIsLocal(mask)) {
       keepMask = slice(mask, rows, b.getIndexAttr(0), half);
@@ -234,9 +329,110 @@ void SchemeBuilder::rewriteHeadTail(const Group &cp) {
   Value keepOut = localAttention(keepQ, k, v, keepOffset, index(0), keepMask);
   Value peerOut = localAttention(peerQ, k, v, peerOffset, index(0), peerMask);
   Value tailOut = exchangeMirror(cp, peerOut);
-  Value out = tensor::ConcatOp::create(b, loc, op.getType(), kSeqDim,
-                                       ValueRange{keepOut, tailOut});
-  op.replaceAllUsesWith(out);
+  return tensor::ConcatOp::create(b, loc, op.getType(), kSeqDim,
+                                  ValueRange{keepOut, tailOut});
+}
+
+/// Ring attention: P steps; at step s this rank holds the K/V of group rank
+/// (r - s) mod P, attends its queries to it with the log-sum-exp, and merges
+/// the partial result into a running one, while the K/V for step s + 1 are
+/// already being shifted one rank on. The local block is cut in chunks (one
+/// for ring, the two zigzag chunks r and 2P-1-r for zigzag); each pair of
+/// query and key chunks that the mask may leave visible is attended at its
+/// global offsets, and a pair it masks entirely is skipped.
+Value SchemeBuilder::rewriteRing(const Group &cp, bool zigzag) {
+  int64_t p = cp.size, len = shape.localLen;
+  int64_t chunks = zigzag ? 2 : 1, rows = len / chunks;
+  /// Global position of the first row of each chunk that `rank` holds.
+  auto chunkStarts = [&](Value rank) -> SmallVector<Value> {
+    if (!zigzag)
+      return {mul(rank, len)};
+    Value mirror = arith::SubIOp::create(b, loc, index(2 * p - 1), rank);
+    return {mul(rank, rows), mul(mirror, rows)};
+  };
+  auto chunk = [&](Value x, int64_t c) {
+    return chunks == 1 ? x : slice(x, kSeqDim, b.getIndexAttr(c * rows), rows);
+  };
+  /// The explicit mask's entries for query chunk `qc` (at global `qStart`)
+  /// and the key chunk at global `kStart`.
+  auto maskBlock = [&](int64_t qc, Value qStart, Value kStart) -> Value {
+    if (!mask)
+      return Value();
+    int64_t rowDim = maskRowDim(mask);
+    Value m = maskIsLocal(mask)
+                  ? (chunks == 1 ? mask
+                                 : slice(mask, rowDim,
+                                         b.getIndexAttr(qc * rows), rows))
+                  : slice(mask, rowDim, qStart, rows);
+    return slice(m, rowDim + 1, kStart, rows);
+  };
+  auto last = [&](Value start) { return add(start, rows - 1); };
+
+  SmallVector<Value> qStarts = chunkStarts(cp.index);
+  SmallVector<Partial> running(chunks);
+  Value k = key, v = value;
+  for (int64_t step = 0; step < p; ++step) {
+    // Issue the next step's shift first, so that it can overlap this
+    // step's attention (cp-overlap-collectives).
+    Value nextK, nextV;
+    if (step + 1 < p) {
+      nextK = shift(cp, k);
+      nextV = shift(cp, v);
+    }
+    Value source = cp.index;
+    if (step != 0)
+      source = arith::RemUIOp::create(b, loc, add(cp.index, p - step),
+                                      index(p));
+    SmallVector<Value> kStarts = chunkStarts(source);
+    for (int64_t qc = 0; qc < chunks; ++qc) {
+      // The diagonal chunk first: it is never fully masked, so it starts
+      // the running result.
+      for (int64_t kc : {qc, 1 - qc}) {
+        if (kc >= chunks)
+          continue;
+        Value qStart = qStarts[qc], kStart = kStarts[kc];
+        auto attend = [&] {
+          return partialAttention(chunk(query, qc), chunk(k, kc),
+                                  chunk(v, kc), qStart, kStart,
+                                  maskBlock(qc, qStart, kStart));
+        };
+        if (step == 0 && kc == qc) {
+          running[qc] = attend();
+          continue;
+        }
+        Value visible =
+            buildBlockIsVisible(b, loc, op.getMask(), qStart, last(qStart),
+                                kStart, last(kStart));
+        Partial part;
+        if (!visible) {
+          part = attend();
+        } else {
+          Partial shapeOf = running[qc];
+          auto ifOp = scf::IfOp::create(
+              b, loc, TypeRange{shapeOf.out.getType(), shapeOf.lse.getType()},
+              visible, /*withElseRegion=*/true);
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(ifOp.thenBlock());
+          Partial computed = attend();
+          scf::YieldOp::create(b, loc, ValueRange{computed.out, computed.lse});
+          b.setInsertionPointToStart(ifOp.elseBlock());
+          Partial skipped = emptyPartial(shapeOf);
+          scf::YieldOp::create(b, loc, ValueRange{skipped.out, skipped.lse});
+          part = {ifOp.getResult(0), ifOp.getResult(1)};
+        }
+        running[qc] = merge(running[qc], part);
+      }
+    }
+    k = nextK;
+    v = nextV;
+  }
+  Value out = running[0].out;
+  if (chunks == 2) {
+    auto type = withDim(out, kSeqDim, len);
+    out = tensor::ConcatOp::create(b, loc, type, kSeqDim,
+                                   ValueRange{running[0].out, running[1].out});
+  }
+  return toStorageType(out);
 }
 
 struct ApplySchemePass : public cp::impl::ApplySchemePassBase<ApplySchemePass> {
@@ -250,12 +446,14 @@ struct ApplySchemePass : public cp::impl::ApplySchemePassBase<ApplySchemePass> {
     if (!defaultScheme)
       return emitError(UnknownLoc::get(context))
              << "cp-apply-scheme: invalid scheme option '" << scheme
-             << "'; expected allgather, ulysses, hybrid(u) or head_tail";
+             << "'; expected allgather, ulysses, hybrid(u), head_tail, ring, "
+                "zigzag or auto";
     return success();
   }
 
   void runOnOperation() override;
-  LogicalResult rewrite(AttentionOp op);
+  /// Rewrites `op`; returns the scheme applied (auto resolved).
+  FailureOr<SchemeAttr> rewrite(AttentionOp op);
   FailureOr<Group> hybridOuterInner(SchemeBuilder &builder, Group &inner,
                                     int64_t u);
 
@@ -310,7 +508,7 @@ FailureOr<Group> ApplySchemePass::hybridOuterInner(SchemeBuilder &builder,
   return outer;
 }
 
-LogicalResult ApplySchemePass::rewrite(AttentionOp op) {
+FailureOr<SchemeAttr> ApplySchemePass::rewrite(AttentionOp op) {
   SchemeAttr scheme = op.getSchemeAttr() ? op.getSchemeAttr() : defaultScheme;
   if (!scheme)
     return op.emitOpError("has no scheme: set `scheme = ...` on the op or "
@@ -329,20 +527,26 @@ LogicalResult ApplySchemePass::rewrite(AttentionOp op) {
   AttentionShape shape =
       AttentionShape::fromTypes(op.getQuery().getType(), op.getKey().getType(),
                                 op.getValue().getType(), groupSize);
+  if (scheme.getKind() == SchemeKind::automatic) {
+    FailureOr<MachineModel> machine =
+        machineFor(op, *MachineModel::preset("h200-nvlink"));
+    if (failed(machine))
+      return failure();
+    FailureOr<SchemeAttr> chosen =
+        chooseScheme(op, *machine, /*record=*/false);
+    if (failed(chosen))
+      return failure();
+    scheme = *chosen;
+  }
   if (std::optional<std::string> violation = findSchemeViolation(scheme, shape))
     return op.emitOpError("cannot use scheme ") << scheme << ": " << *violation;
 
   SchemeBuilder builder(op, shape);
   builder.scheme = scheme;
   SchemeKind kind = scheme.getKind();
-  if (kind == SchemeKind::ring || kind == SchemeKind::zigzag ||
-      kind == SchemeKind::automatic)
-    return op.emitOpError("scheme ")
-           << scheme
-           << " is not implemented by cp-apply-scheme; use allgather, "
-              "ulysses, hybrid(u) or head_tail";
   int64_t elementBytes = op.getQuery().getType().getElementTypeBitWidth() / 8;
-  builder.bytesPerRank = bytesSentPerRank(scheme, shape, elementBytes);
+  builder.bytesPerRank =
+      bytesSentPerRank(scheme, shape, elementBytes, op.getLayout());
 
   auto grid =
       SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(op, op.getGridAttr());
@@ -352,37 +556,45 @@ LogicalResult ApplySchemePass::rewrite(AttentionOp op) {
   Group cp{op.getGridAttr(), SmallVector<int16_t>(op.getGridAxes()), groupSize,
            Value()};
 
-  switch (kind) {
-  case SchemeKind::allgather:
-    cp.index = builder.groupIndex(cp.grid, cp.axes, axisSizes);
-    builder.rewriteAllGather(cp);
-    ++numAllGather;
-    break;
-  case SchemeKind::ulysses:
-    cp.index = builder.groupIndex(cp.grid, cp.axes, axisSizes);
-    builder.rewriteUlysses(cp, /*outer=*/nullptr);
-    ++numUlysses;
-    break;
-  case SchemeKind::hybrid: {
+  SequenceLayout layout = schemeLayout(kind);
+  Value out;
+  if (kind == SchemeKind::hybrid) {
     Group inner;
     FailureOr<Group> outer =
         hybridOuterInner(builder, inner, scheme.getUlyssesDegree());
     if (failed(outer))
       return failure();
-    builder.rewriteUlysses(inner, &*outer);
+    builder.convertOperandsTo(cp, layout);
+    out = builder.rewriteUlysses(inner, &*outer);
     ++numHybrid;
-    break;
-  }
-  case SchemeKind::head_tail:
+  } else {
     cp.index = builder.groupIndex(cp.grid, cp.axes, axisSizes);
-    builder.rewriteHeadTail(cp);
-    ++numHeadTail;
-    break;
-  default:
-    llvm_unreachable("unsupported schemes are rejected above");
+    builder.convertOperandsTo(cp, layout);
+    switch (kind) {
+    case SchemeKind::allgather:
+      out = builder.rewriteAllGather(cp);
+      ++numAllGather;
+      break;
+    case SchemeKind::ulysses:
+      out = builder.rewriteUlysses(cp, /*outer=*/nullptr);
+      ++numUlysses;
+      break;
+    case SchemeKind::head_tail:
+      out = builder.rewriteHeadTail(cp);
+      ++numHeadTail;
+      break;
+    case SchemeKind::ring:
+    case SchemeKind::zigzag:
+      out = builder.rewriteRing(cp, kind == SchemeKind::zigzag);
+      ++(kind == SchemeKind::ring ? numRing : numZigzag);
+      break;
+    default:
+      llvm_unreachable("auto is resolved above, hybrid handled before");
+    }
   }
+  builder.finish(cp, out, layout);
   op.erase();
-  return success();
+  return scheme;
 }
 
 void ApplySchemePass::runOnOperation() {
@@ -401,18 +613,18 @@ void ApplySchemePass::runOnOperation() {
     }
     llvm::StringMap<int64_t> rewritten;
     for (AttentionOp op : ops) {
-      SchemeAttr scheme =
-          op.getSchemeAttr() ? op.getSchemeAttr() : defaultScheme;
-      if (failed(rewrite(op))) {
+      FailureOr<SchemeAttr> applied = rewrite(op);
+      if (failed(applied)) {
         failedAny = true;
         continue;
       }
-      ++rewritten[stringifySchemeKind(scheme.getKind())];
+      ++rewritten[stringifySchemeKind(applied->getKind())];
     }
     if (reportRewrites && !ops.empty()) {
       InFlightDiagnostic remark = func.emitRemark("cp-apply-scheme rewrote ")
                                   << ops.size() << " cp.attention:";
-      for (StringRef kind : {"allgather", "ulysses", "hybrid", "head_tail"})
+      for (StringRef kind : {"allgather", "ulysses", "hybrid", "head_tail",
+                             "ring", "zigzag"})
         if (rewritten.count(kind))
           remark << " " << kind << " = " << rewritten[kind];
     }

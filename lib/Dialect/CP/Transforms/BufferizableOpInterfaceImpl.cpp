@@ -365,6 +365,8 @@ void mlir::cp::registerBufferizableOpInterfaceExternalModels(
     ExchangeOp::attachInterface<CollectiveModel<ExchangeOp, BufferExchangeOp>>(
         *ctx);
     ShiftOp::attachInterface<CollectiveModel<ShiftOp, BufferShiftOp>>(*ctx);
+    RelayoutOp::attachInterface<CollectiveModel<RelayoutOp, BufferRelayoutOp>>(
+        *ctx);
     MergeOp::attachInterface<MergeModel>(*ctx);
     OffsetMaskOp::attachInterface<OffsetMaskModel>(*ctx);
     ctx->loadDialect<linalg::LinalgDialect, math::MathDialect,

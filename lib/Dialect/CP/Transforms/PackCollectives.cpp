@@ -146,6 +146,34 @@ LogicalResult packAllToAll(BufferAllToAllOp op, int64_t p) {
   return success();
 }
 
+/// relayout moves the two halves along the sequence axis: stack them along
+/// dim 0 (where each half is a flat byte range) and relayout that.
+LogicalResult packRelayout(BufferRelayoutOp op) {
+  auto in = op.getInput().getType();
+  int64_t seq = op.getSeqAxis();
+  if (isDense(op.getInput()) && isDense(op.getOutput()) &&
+      outerSize(in.getShape(), seq) == 1)
+    return success();
+  Packer k(op);
+  SmallVector<int64_t> half(in.getShape());
+  half[seq] /= 2;
+  SmallVector<int64_t> stacked(half);
+  stacked[0] *= 2;
+  Value send = k.alloc(stacked, in.getElementType());
+  for (int64_t h = 0; h < 2; ++h)
+    k.copySlice(op.getInput(), seq, h * half[seq], send, 0, h * half[0],
+                half[seq], half[0]);
+  Value recv = k.alloc(stacked, in.getElementType());
+  auto moved = recreate(k.b, op, send, recv);
+  moved.setSeqAxis(0);
+  for (int64_t h = 0; h < 2; ++h)
+    k.copySlice(recv, 0, h * half[0], op.getOutput(), seq, h * half[seq],
+                half[0], half[seq]);
+  k.release();
+  op.erase();
+  return success();
+}
+
 /// exchange and shift move the whole buffer: only density matters.
 template <typename BufferOp> LogicalResult packWhole(BufferOp op) {
   if (isDense(op.getInput()) && isDense(op.getOutput()))
@@ -194,6 +222,8 @@ struct PackCollectivesPass
     }
     if (auto exchange = dyn_cast<BufferExchangeOp>(op))
       return packWhole(exchange);
+    if (auto relayout = dyn_cast<BufferRelayoutOp>(op))
+      return packRelayout(relayout);
     return packWhole(cast<BufferShiftOp>(op));
   }
 
@@ -201,7 +231,7 @@ struct PackCollectivesPass
     SmallVector<Operation *> ops;
     getOperation()->walk([&](Operation *op) {
       if (isa<BufferAllGatherOp, BufferAllToAllOp, BufferExchangeOp,
-              BufferShiftOp>(op))
+              BufferShiftOp, BufferRelayoutOp>(op))
         ops.push_back(op);
     });
     for (Operation *op : ops)

@@ -34,6 +34,20 @@ def CP_MaskKind : I32EnumAttr<"MaskKind", "structured attention mask", [
   let genSpecializedAttr = 0;
 }
 
+def CP_SequenceLayout : I32EnumAttr<"SequenceLayout",
+    "how a sequence is sharded across the CP group", [
+    I32EnumAttrCase<"contiguous", 0>,
+    I32EnumAttrCase<"zigzag", 1>
+  ]> {
+  let cppNamespace = "::mlir::cp";
+  let description = [{
+    `contiguous`: rank `r` holds global rows `[r*L, (r+1)*L)`.
+    `zigzag`: the sequence is cut in `2P` chunks of `L/2` rows and rank `r`
+    holds chunks `r` and `2P-1-r`, in that order, so that causal work is the
+    same on every rank.
+  }];
+}
+
 def CP_PartnerKind : I32EnumAttr<"PartnerKind", "exchange partner", [
     I32EnumAttrCase<"mirror", 0>
   ]> {

@@ -20,4 +20,7 @@
 #define GET_ATTRDEF_CLASSES
 #include "cp/Dialect/CP/IR/CPAttrs.h.inc"
 
+#define GET_TYPEDEF_CLASSES
+#include "cp/Dialect/CP/IR/CPOpsTypes.h.inc"
+
 #endif // CP_DIALECT_CP_IR_CPDIALECT_H

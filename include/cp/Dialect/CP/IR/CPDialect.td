@@ -37,8 +37,10 @@ def CP_Dialect : Dialect {
     "::mlir::tensor::TensorDialect"
   ];
   let useDefaultAttributePrinterParser = 1;
+  let useDefaultTypePrinterParser = 1;
   let extraClassDeclaration = [{
     void registerAttributes();
+    void registerTypes();
   }];
 }
 

@@ -10,6 +10,7 @@
 
 include "cp/Dialect/CP/IR/CPDialect.td"
 include "cp/Dialect/CP/IR/CPAttrs.td"
+include "cp/Dialect/CP/IR/CPTypes.td"
 include "mlir/Dialect/GPU/IR/GPUBase.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
@@ -59,14 +60,26 @@ def CP_AttentionOp : CP_GroupOp<"attention", [Pure]> {
     additive float tensor `[B|1, H|1, L|S, S]` (or `[L|S, S]`) covering the
     global key length; with a query extent of `S` its global rows are used.
 
+    `layout` states how the sequence is sharded: `contiguous` (the
+    default, as above) or `zigzag` (rank `r` holds chunks `r` and
+    `2P-1-r` of `2P` chunks of `L/2` rows; `S` must be divisible by `2P`).
+    Operands and result share the layout, and global positions (masks,
+    explicit mask rows) follow it. The layout is never inferred: a scheme
+    that needs the other layout converts explicitly with `cp.relayout`.
+
     `scheme` selects how `cp-apply-scheme` parallelizes the op; without it
     the pass's `scheme` option decides, and without either the pass fails.
-    `scale` defaults to `1/sqrt(D)`.
+    `auto` lets a cost model choose (`cp-choose-scheme`). `scale` defaults
+    to `1/sqrt(D)`.
 
     ```mlir
     shard.grid @cp(shape = 4)
     %o = cp.attention %q, %k, %v on @cp grid_axes = [0] mask = causal
            scheme = ulysses
+         : tensor<1x8x256x64xf32>, tensor<1x2x256x64xf32>,
+           tensor<1x2x256x64xf32> -> tensor<1x8x256x64xf32>
+    %z = cp.attention %q, %k, %v on @cp grid_axes = [0] mask = causal
+           layout = zigzag scheme = zigzag
          : tensor<1x8x256x64xf32>, tensor<1x2x256x64xf32>,
            tensor<1x2x256x64xf32> -> tensor<1x8x256x64xf32>
     ```
@@ -77,6 +90,8 @@ def CP_AttentionOp : CP_GroupOp<"attention", [Pure]> {
     CP_FloatTensor:$value,
     Optional<CP_MaskTensor>:$explicit_mask), groupArgs, (ins
     DefaultValuedAttr<CP_MaskAttr, "::mlir::cp::MaskKind::none">:$mask,
+    DefaultValuedAttr<CP_SequenceLayout,
+                      "::mlir::cp::SequenceLayout::contiguous">:$layout,
     OptionalAttr<CP_SchemeAttr>:$scheme,
     OptionalAttr<F32Attr>:$scale
   ));
@@ -85,6 +100,7 @@ def CP_AttentionOp : CP_GroupOp<"attention", [Pure]> {
     $query `,` $key `,` $value (`explicit_mask` $explicit_mask^)?
     `on` $grid `grid_axes` `=` $grid_axes
     (`mask` `=` custom<MaskKeyword>($mask)^)?
+    (`layout` `=` $layout^)?
     (`scheme` `=` custom<SchemeKeyword>($scheme)^)?
     (`scale` `=` $scale^)?
     attr-dict `:` type($query) `,` type($key) `,` type($value)
@@ -110,7 +126,9 @@ def CP_LocalAttentionOp : CP_Op<"local_attention", [Pure]> {
     A fully masked row yields 0. The optional second result is the per-row
     natural log-sum-exp of the scaled, masked scores, `[B, H, Lq]` in f32
     (`-inf` for a fully masked row); `cp.merge` combines partial results
-    with it.
+    with it. The output has the query's element type, or f32 for f16/bf16
+    queries: partial results that are merged stay in f32 and are rounded
+    to the storage type once.
 
     ```mlir
     %o, %lse = cp.local_attention %q, %k, %v offsets(%qo, %c0) mask = causal
@@ -265,6 +283,35 @@ def CP_ShiftOp : CP_GroupOp<"shift", [Pure, AllTypesMatch<["input", "result"]>]>
     $input `on` $grid `grid_axes` `=` $grid_axes `offset` `=` $offset
     attr-dict `:` type($input)
   }];
+  let hasFolder = 1;
+}
+
+def CP_RelayoutOp : CP_GroupOp<"relayout",
+    [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "Convert a sequence-sharded tensor between layouts";
+  let description = [{
+    `input` is this rank's shard of a sequence sharded along `seq_axis` in
+    layout `from`; the result is its shard in layout `to` (see
+    `cp.attention`'s `layout`). Between `contiguous` and `zigzag`, every
+    rank sends its two halves (chunks of `L/2` rows) to the ranks that hold
+    them in the other layout and receives its own two. The same conversion
+    must be applied to every tensor indexed by sequence position: Q, K, V,
+    position ids, labels, masks with a local query extent.
+
+    ```mlir
+    %qz = cp.relayout %q on @cp grid_axes = [0] seq_axis = 2
+        from contiguous to zigzag : tensor<1x8x64x32xf32>
+    ```
+  }];
+  let arguments = !con((ins AnyRankedTensor:$input), groupArgs,
+                       (ins I64Attr:$seq_axis, CP_SequenceLayout:$from,
+                            CP_SequenceLayout:$to));
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `on` $grid `grid_axes` `=` $grid_axes `seq_axis` `=` $seq_axis
+    `from` $from `to` $to attr-dict `:` type($input)
+  }];
+  let hasVerifier = 1;
   let hasFolder = 1;
 }
 
@@ -434,6 +481,85 @@ def CP_BufferShiftOp : CP_BufferCollectiveOp<"shift", "cp.shift",
         : memref<1x2x64x32xf32> into memref<1x2x64x32xf32>
     ```
   }];
+}
+
+def CP_BufferRelayoutOp : CP_BufferCollectiveOp<"relayout", "cp.relayout",
+    (ins I64Attr:$seq_axis, CP_SequenceLayout:$from, CP_SequenceLayout:$to),
+    "`seq_axis` `=` $seq_axis `from` $from `to` $to"> {
+  let description = [{
+    The bufferized form of `cp.relayout`: this rank's shard of `input` in
+    layout `from` is written into `output` in layout `to` (same shape).
+
+    ```mlir
+    cp.buffer.relayout %q into %qz on @cp grid_axes = [0] seq_axis = 2
+        from contiguous to zigzag
+        : memref<1x8x64x32xf32> into memref<1x8x64x32xf32>
+    ```
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Split-phase collectives (produced by cp-overlap-collectives)
+//===----------------------------------------------------------------------===//
+
+def CP_BufferShiftStartOp : CP_GroupOp<"buffer.shift_start",
+    [GPU_AsyncOpInterface]> {
+  let summary = "Start a cp.buffer.shift without waiting for it";
+  let description = [{
+    Issues the shift of `input` into `output` (the semantics of
+    `cp.buffer.shift`) and returns at once with a `!cp.request`. Until the
+    matching `cp.buffer.wait`, `output` holds undefined data and `input`
+    must not be written; computation placed in between overlaps the
+    transfer. On CPUs it is a nonblocking MPI send/receive; on GPUs
+    (`async`) the transfer runs with NCCL on a second stream that starts
+    after the work of its dependencies, so kernels enqueued before the wait
+    run concurrently.
+
+    ```mlir
+    %req = cp.buffer.shift_start %k into %k1 on @cp grid_axes = [0] offset = 1
+        : memref<1x2x64x32xf32> into memref<1x2x64x32xf32>
+    // ... attention on %k ...
+    cp.buffer.wait %req
+    ```
+  }];
+  let arguments = !con((ins Variadic<GPU_AsyncToken>:$asyncDependencies,
+                            Arg<AnyStridedMemRef, "", [MemRead]>:$input,
+                            Arg<AnyStridedMemRef, "", [MemWrite]>:$output),
+                       groupArgs, (ins I64Attr:$offset));
+  let results = (outs CP_RequestType:$request,
+                      Optional<GPU_AsyncToken>:$asyncToken);
+  let assemblyFormat = [{
+    custom<AsyncDependencies>(type($asyncToken), $asyncDependencies)
+    $input `into` $output `on` $grid `grid_axes` `=` $grid_axes
+    `offset` `=` $offset attr-dict `:` type($input) `into` type($output)
+  }];
+  let hasVerifier = 1;
+}
+
+def CP_BufferWaitOp : CP_Op<"buffer.wait", [GPU_AsyncOpInterface,
+    MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Wait for a started collective";
+  let description = [{
+    Completes the collective that produced `request`: afterwards its output
+    buffer holds the received data and its input buffer may be reused. On
+    GPUs (`async`) nothing blocks the host: the stream of the dependencies
+    waits for the transfer (an event recorded on the communication stream).
+    It reads and writes memory as far as other ops are concerned, so no
+    load or store moves across it.
+
+    ```mlir
+    cp.buffer.wait %req
+    %t2 = cp.buffer.wait async [%t1] %req
+    ```
+  }];
+  let arguments = (ins Variadic<GPU_AsyncToken>:$asyncDependencies,
+                       CP_RequestType:$request);
+  let results = (outs Optional<GPU_AsyncToken>:$asyncToken);
+  let assemblyFormat = [{
+    custom<AsyncDependencies>(type($asyncToken), $asyncDependencies)
+    $request attr-dict
+  }];
+  let hasVerifier = 1;
 }
 
 #endif // CP_OPS_TD

@@ -34,6 +34,11 @@ struct AttentionShape {
   int64_t globalLen() const;
 };
 
+/// The sequence layout `scheme` computes in: zigzag for zigzag, contiguous
+/// for every other scheme. An op in the other layout is converted with
+/// cp.relayout around the scheme.
+SequenceLayout schemeLayout(SchemeKind scheme);
+
 /// Returns the first constraint of `scheme` that `shape` violates, as a
 /// sentence naming the scheme, the rule, the numbers and a fix; or
 /// std::nullopt when the scheme applies.

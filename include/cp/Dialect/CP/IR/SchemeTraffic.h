@@ -21,6 +21,18 @@ namespace cp {
 int64_t bytesSentPerRank(SchemeAttr scheme, const AttentionShape &shape,
                          int64_t elementBytes);
 
+/// The same, for an op whose operands are in `layout`: when the scheme
+/// computes in the other layout, Q, K, V go through cp.relayout and the
+/// output comes back, and the busiest rank's share of that is added.
+int64_t bytesSentPerRank(SchemeAttr scheme, const AttentionShape &shape,
+                         int64_t elementBytes, SequenceLayout layout);
+
+/// How many of its two halves (of L/2 rows) group rank `rank` sends to
+/// other ranks in a cp.relayout from `from` to `to` over `groupSize` ranks
+/// (0 when the layouts are equal).
+int64_t relayoutHalvesSent(int64_t groupSize, int64_t rank,
+                           SequenceLayout from, SequenceLayout to);
+
 } // namespace cp
 } // namespace mlir
 

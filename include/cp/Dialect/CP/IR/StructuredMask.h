@@ -41,6 +41,12 @@ KeyRange buildVisibleKeyRange(OpBuilder &b, Location loc, MaskAttr mask,
 KeyRange buildFullyVisibleKeyRange(OpBuilder &b, Location loc, MaskAttr mask,
                                    Value qFirst, Value qLast);
 
+/// i1: some query in the global rows [qFirst, qLast] may see some key in
+/// [kFirst, kLast]; false means the whole block is masked and need not be
+/// computed. Null for mask none (every block is visible).
+Value buildBlockIsVisible(OpBuilder &b, Location loc, MaskAttr mask,
+                          Value qFirst, Value qLast, Value kFirst, Value kLast);
+
 /// The tiles of `tileKv` keys a query block visits: [first, end) over local
 /// key tiles of a block of `numKeys` keys starting at global `kvOffset`,
 /// for the queries [qFirst, qLast]; every tile when `mask` is none. `full`

@@ -29,6 +29,18 @@ def ApplySchemePass : Pass<"cp-apply-scheme", "ModuleOp"> {
     - `head_tail`: swap the query tail half with rank `P-1-r`, all-gather K
       and V, attend both halves at their global offsets, swap the tail
       output back.
+    - `ring`: P steps; each attends the local queries to the K/V block held
+      now (with its log-sum-exp), merges into a running result with
+      `cp.merge`, and shifts K/V one rank on (the shift for the next step is
+      issued before the attention, so it can overlap). Query/key blocks the
+      structured mask hides entirely are skipped (`scf.if`).
+    - `zigzag`: ring over the zigzag layout (rank `r` holds chunks `r` and
+      `2P-1-r`), attending chunk pairs so causal work is equal on every
+      rank; an op in the contiguous layout is converted with `cp.relayout`
+      and converted back.
+    - `auto`: the scheme the cost model of `cp-choose-scheme` picks for the
+      op (on the `h200-nvlink` machine unless a `cp.machine` attribute on
+      the op or an ancestor says otherwise).
 
     The rank index comes from `shard.process_multi_index`, so the result
     stays SPMD. Constraints a scheme needs are checked here with the same
@@ -38,7 +50,7 @@ def ApplySchemePass : Pass<"cp-apply-scheme", "ModuleOp"> {
   let options = [
     Option<"scheme", "scheme", "std::string", /*default=*/"\"\"",
            "Scheme for cp.attention ops without a scheme attribute: allgather, "
-           "ulysses, hybrid(u), head_tail">,
+           "ulysses, hybrid(u), head_tail, ring, zigzag or auto">,
     Option<"requireMatch", "require-match", "bool", /*default=*/"false",
            "Fail when a function contains no cp.attention to rewrite">,
     Option<"reportRewrites", "report", "bool", /*default=*/"false",
@@ -49,14 +61,122 @@ def ApplySchemePass : Pass<"cp-apply-scheme", "ModuleOp"> {
     Statistic<"numAllGather", "allgather", "cp.attention ops rewritten with allgather">,
     Statistic<"numUlysses", "ulysses", "cp.attention ops rewritten with ulysses">,
     Statistic<"numHybrid", "hybrid", "cp.attention ops rewritten with hybrid">,
-    Statistic<"numHeadTail", "head_tail", "cp.attention ops rewritten with head_tail">
+    Statistic<"numHeadTail", "head_tail", "cp.attention ops rewritten with head_tail">,
+    Statistic<"numRing", "ring", "cp.attention ops rewritten with ring">,
+    Statistic<"numZigzag", "zigzag", "cp.attention ops rewritten with zigzag">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::scf::SCFDialect",
     "::mlir::shard::ShardDialect",
     "::mlir::tensor::TensorDialect",
     "::mlir::cp::CPDialect"
   ];
+}
+
+def ChooseSchemePass : Pass<"cp-choose-scheme"> {
+  let summary = "Resolve scheme = auto with a cost model of the machine";
+  let description = [{
+    For every `cp.attention` whose scheme is `auto` (or that has none, when
+    the `scheme` option is `auto`), estimates each scheme on a model of the
+    machine and sets `scheme` to the fastest one whose constraints and
+    memory budget hold. The op also gets a `cp.cost` dictionary with the
+    machine, the choice, and per scheme either its estimate (`time_ns`,
+    `comm_ns`, `compute_ns`, `bytes` sent per rank, `flops` of the busiest
+    rank, peak `memory` per rank) or why it was rejected, so the decision is
+    visible in the IR. When no scheme applies, the op gets one error that
+    lists every rejection.
+
+    The machine is the `machine` preset, then the `cp.machine` dictionaries
+    on the op's ancestors and the op (keys as in docs/Schemes.md, e.g.
+    `{preset = "multinode-ib", memory = 8.0e10}`), then any numeric option
+    of this pass that is set.
+
+    ```mlir
+    %o = cp.attention %q, %k, %v on @cp grid_axes = [0] mask = causal
+        scheme = auto : ...
+    // cp-choose-scheme:
+    %o = cp.attention %q, %k, %v on @cp grid_axes = [0] mask = causal
+        scheme = ulysses {cp.cost = {allgather = {bytes = ..., time_ns = ...},
+        chosen = "ulysses", machine = "h200-nvlink", ...}} : ...
+    ```
+  }];
+  let options = [
+    Option<"scheme", "scheme", "std::string", /*default=*/"\"\"",
+           "Scheme of cp.attention ops that carry none (auto resolves them "
+           "here; anything else leaves them alone)">,
+    Option<"machine", "machine", "std::string", /*default=*/"\"h200-nvlink\"",
+           "Machine preset: h200-nvlink, multinode-ib or host-mpi">,
+    Option<"intraNodeBandwidth", "intra-node-bandwidth", "double",
+           /*default=*/"0", "Bytes/s a rank sends within a node (0: preset)">,
+    Option<"interNodeBandwidth", "inter-node-bandwidth", "double",
+           /*default=*/"0", "Bytes/s a rank sends across nodes (0: preset)">,
+    Option<"latency", "latency", "double", /*default=*/"0",
+           "Seconds per collective step (0: preset)">,
+    Option<"ranksPerNode", "ranks-per-node", "int64_t", /*default=*/"0",
+           "Consecutive ranks that share a node (0: preset)">,
+    Option<"attentionFlops", "attention-flops", "double", /*default=*/"0",
+           "FLOP/s the attention kernel sustains (0: preset)">,
+    Option<"memoryBandwidth", "memory-bandwidth", "double", /*default=*/"0",
+           "Device memory bytes/s, for merges (0: preset)">,
+    Option<"memory", "memory", "double", /*default=*/"0",
+           "Bytes of memory per rank the attention may use (0: preset)">,
+    Option<"launchOverhead", "launch-overhead", "double", /*default=*/"0",
+           "Seconds per kernel launch (0: preset)">
+  ];
+  let dependentDialects = ["::mlir::cp::CPDialect"];
+}
+
+def FreeBuffersEarlyPass : Pass<"cp-free-buffers-early"> {
+  let summary = "Move deallocations of local buffers up to their last use";
+  let description = [{
+    Ownership-based buffer deallocation frees a buffer at the end of the
+    block that allocated it. Ring attention allocates a K/V block per step,
+    so all P blocks, as much as an all-gather, would stay alive until the
+    function returns. This pass moves each `memref.dealloc` (or
+    `gpu.dealloc`) of a buffer allocated in the same block up to just after
+    the last op that uses the buffer or a view of it; a started shift uses
+    its buffers until its `cp.buffer.wait`. Peak memory then follows what
+    the schedule actually needs (two K/V blocks for ring).
+
+    ```mlir
+    %a = memref.alloc() : memref<64xf32>
+    "use"(%a) : (memref<64xf32>) -> ()
+    "other"() : () -> ()
+    memref.dealloc %a : memref<64xf32>
+    // becomes
+    %a = memref.alloc() : memref<64xf32>
+    "use"(%a) : (memref<64xf32>) -> ()
+    memref.dealloc %a : memref<64xf32>
+    "other"() : () -> ()
+    ```
+  }];
+}
+
+def OverlapCollectivesPass : Pass<"cp-overlap-collectives"> {
+  let summary = "Split buffer shifts into start and wait around independent work";
+  let description = [{
+    Turns each `cp.buffer.shift` into `cp.buffer.shift_start` at the same
+    place and a `cp.buffer.wait` placed as late as its buffers allow: just
+    before the first later op in the block that reads or writes the output
+    buffer (or a view of it), writes or frees the input buffer, has effects
+    the pass cannot see, or ends the block. Work in between (the ring's
+    attention on the current K/V block) then overlaps the transfer: on CPUs
+    through nonblocking MPI, on GPUs through a second stream.
+
+    ```mlir
+    cp.buffer.shift %k into %k1 on @cp grid_axes = [0] offset = 1 : ...
+    cp.buffer.local_attention %q, %k, %v offsets(%qo, %ko) into %o, %l : ...
+    cp.buffer.local_attention %q, %k1, %v1 ...
+    // becomes
+    %req = cp.buffer.shift_start %k into %k1 on @cp grid_axes = [0] offset = 1 : ...
+    cp.buffer.local_attention %q, %k, %v offsets(%qo, %ko) into %o, %l : ...
+    cp.buffer.wait %req
+    cp.buffer.local_attention %q, %k1, %v1 ...
+    ```
+  }];
+  let dependentDialects = ["::mlir::cp::CPDialect"];
 }
 
 def LowerLocalAttentionPass : Pass<"cp-lower-local-attention"> {
