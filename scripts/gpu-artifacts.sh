@@ -44,7 +44,7 @@ add() { # name P scheme dtype shape...
 shape="--B 2 --H 8 --Hkv 4 --D 64 --Dv 48"
 for dtype in f32 bf16; do
   add "p1-$dtype" 1 allgather "$dtype" $shape --S 300
-  for scheme in allgather ulysses head_tail; do
+  for scheme in allgather ulysses head_tail ring zigzag; do
     add "$scheme-p2-$dtype" 2 "$scheme" "$dtype" $shape --S 600
     add "$scheme-p4-$dtype" 4 "$scheme" "$dtype" $shape --S 1200
   done

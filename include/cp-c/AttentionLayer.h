@@ -51,7 +51,7 @@ typedef struct CpAttentionLayerSpec {
   CpExplicitMaskKind explicitMask;
   CpSequenceLayout layout; /* how the arguments are sharded */
   MlirStringRef funcName;  /* empty: "attention" */
-  MlirStringRef gridName; /* empty: "cp" */
+  MlirStringRef gridName;  /* empty: "cp" */
 } CpAttentionLayerSpec;
 
 /* A spec with B = 1, f32, no masks, no scheme and the contiguous layout;

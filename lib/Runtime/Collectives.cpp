@@ -35,8 +35,7 @@ int64_t counterOf(const Counters &counters, int kind) {
 
 constexpr int kMaxRank = 8;
 constexpr const char *kCollectiveNames[] = {
-    "cp.all_gather", "cp.all_to_all", "cp.exchange", "cp.shift",
-    "cp.relayout"};
+    "cp.all_gather", "cp.all_to_all", "cp.exchange", "cp.shift", "cp.relayout"};
 
 /// What one rank passes to a collective; every rank of the group must pass
 /// the same.
@@ -351,8 +350,8 @@ std::vector<Call::HalfMove> Call::relayoutSends() const {
   int64_t from = params[1] / 2, to = params[1] % 2;
   std::vector<HalfMove> moves;
   for (int half = 0; half < 2; ++half) {
-    auto [peer, peerHalf] =
-        holderOfChunk(group->size, chunkOfHalf(group->size, group->rank, half, from), to);
+    auto [peer, peerHalf] = holderOfChunk(
+        group->size, chunkOfHalf(group->size, group->rank, half, from), to);
     moves.push_back({half, peer, peerHalf});
   }
   return moves;
@@ -362,8 +361,8 @@ std::vector<Call::HalfMove> Call::relayoutReceives() const {
   int64_t from = params[1] / 2, to = params[1] % 2;
   std::vector<HalfMove> moves;
   for (int half = 0; half < 2; ++half) {
-    auto [peer, peerHalf] =
-        holderOfChunk(group->size, chunkOfHalf(group->size, group->rank, half, to), from);
+    auto [peer, peerHalf] = holderOfChunk(
+        group->size, chunkOfHalf(group->size, group->rank, half, to), from);
     if (peer != group->rank)
       moves.push_back({half, peer, peerHalf});
   }

@@ -77,8 +77,8 @@ extern "C" {
 void cp_rt_wait(int64_t handle) {
   auto found = pending().find(handle);
   if (found == pending().end())
-    failHere("cp.buffer.wait", "unknown or already completed request " +
-                                   std::to_string(handle));
+    failHere("cp.buffer.wait",
+             "unknown or already completed request " + std::to_string(handle));
   Request &request = found->second;
   double inFlight = MPI_Wtime() - request.startedAt;
   secondsInFlight += inFlight;

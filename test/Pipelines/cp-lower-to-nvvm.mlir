@@ -7,9 +7,10 @@
 // RUN: cp-opt %s --cp-lower-to-nvvm="scheme=ulysses %{nvvm}" | FileCheck %s --check-prefixes=CHECK,UL
 // RUN: cp-opt %s --cp-lower-to-nvvm="scheme=hybrid(2) %{nvvm}" | FileCheck %s --check-prefixes=CHECK,HY
 // RUN: cp-opt %s --cp-lower-to-nvvm="scheme=head_tail %{nvvm}" | FileCheck %s --check-prefixes=CHECK,HT
+// RUN: cp-opt %s --cp-lower-to-nvvm="scheme=ring %{nvvm}" | FileCheck %s --check-prefixes=CHECK,RING
 // RUN: cp-opt %s --cp-lower-to-nvvm="scheme=head_tail %{nvvm}" | mlir-translate --mlir-to-llvmir | FileCheck %s --check-prefix=LLVMIR
 // examples/attention.mlir under every scheme becomes LLVM IR.
-// RUN: for s in allgather ulysses 'hybrid(2)' head_tail; do \
+// RUN: for s in allgather ulysses 'hybrid(2)' head_tail ring zigzag; do \
 // RUN:   cp-opt %cp_src_root/examples/attention.mlir "--cp-lower-to-nvvm=scheme=$s %{nvvm}" \
 // RUN:     | mlir-translate --mlir-to-llvmir -o /dev/null && echo "translated $s" || exit 1; \
 // RUN: done | FileCheck %s --check-prefix=TRANSLATE
@@ -17,6 +18,8 @@
 // TRANSLATE-NEXT: translated ulysses
 // TRANSLATE-NEXT: translated hybrid(2)
 // TRANSLATE-NEXT: translated head_tail
+// TRANSLATE-NEXT: translated ring
+// TRANSLATE-NEXT: translated zigzag
 
 shard.grid @cp(shape = 4)
 
@@ -57,6 +60,16 @@ func.func @attention(%q: tensor<1x8x64x32xf32>, %k: tensor<1x4x64x32xf32>,
 // HT: llvm.call @cp_rt_gpu_all_gather({{.*}}, %[[S]])
 // HT: llvm.call @cp_rt_gpu_all_gather({{.*}}, %[[S]])
 // HT: llvm.call @cp_rt_gpu_exchange_mirror({{.*}}, %[[S]])
+
+// ring: K and V for step 1 are started (on the runtime's communication
+// stream, after %S's work so far) before step 0's attention kernel is
+// launched on %S, and %S waits for them only after it.
+// RING: %[[K1:.*]] = llvm.call @cp_rt_gpu_shift_start({{.*}}, %[[S]]) : {{.*}} -> i64
+// RING: %[[V1:.*]] = llvm.call @cp_rt_gpu_shift_start({{.*}}, %[[S]]) : {{.*}} -> i64
+// RING: gpu.launch_func <%[[S]] : !llvm.ptr> @attention_kernel::@attention_kernel
+// RING: llvm.call @cp_rt_gpu_wait(%[[K1]], %[[S]])
+// RING: llvm.call @cp_rt_gpu_shift_start({{.*}}, %[[S]])
+// RING: llvm.call @cp_rt_gpu_wait(%[[V1]], %[[S]])
 
 // CHECK: llvm.call @mgpuStreamSynchronize(%[[S]])
 // CHECK: llvm.call @mgpuStreamDestroy(%[[S]])

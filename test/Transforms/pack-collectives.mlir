@@ -60,6 +60,33 @@ func.func @strided_exchange(%x: memref<1x8x32x32xf32, strided<[16384, 2048, 32, 
   return
 }
 
+// A relayout along the sequence axis of BHSD moves two halves; each is
+// stacked along dim 0, where NCCL sends it as one flat range, and the
+// relayout works on the stack.
+// CHECK-LABEL: func @relayout_halves
+// CHECK-SAME: (%[[X:.*]]: memref<1x4x16x8xf32>, %[[Y:.*]]: memref<1x4x16x8xf32>)
+// CHECK: %[[SEND:.*]] = memref.alloc() : memref<2x4x8x8xf32>
+// CHECK: %[[H0:.*]] = memref.subview %[[X]][0, 0, 0, 0] [1, 4, 8, 8]
+// CHECK: %[[S0:.*]] = memref.subview %[[SEND]][0, 0, 0, 0] [1, 4, 8, 8]
+// CHECK: linalg.copy ins(%[[H0]] {{.*}} outs(%[[S0]]
+// CHECK: %[[H1:.*]] = memref.subview %[[X]][0, 0, 8, 0] [1, 4, 8, 8]
+// CHECK: %[[S1:.*]] = memref.subview %[[SEND]][1, 0, 0, 0] [1, 4, 8, 8]
+// CHECK: linalg.copy ins(%[[H1]] {{.*}} outs(%[[S1]]
+// CHECK: %[[RECV:.*]] = memref.alloc() : memref<2x4x8x8xf32>
+// CHECK: cp.buffer.relayout %[[SEND]] into %[[RECV]] on @cp grid_axes = [0] seq_axis = 0 from contiguous to zigzag
+// CHECK: memref.subview %[[RECV]][0, 0, 0, 0] [1, 4, 8, 8]
+// CHECK: memref.subview %[[Y]][0, 0, 0, 0] [1, 4, 8, 8]
+// CHECK: linalg.copy
+// CHECK: memref.subview %[[RECV]][1, 0, 0, 0] [1, 4, 8, 8]
+// CHECK: memref.subview %[[Y]][0, 0, 8, 0] [1, 4, 8, 8]
+// CHECK: linalg.copy
+// CHECK: memref.dealloc %[[SEND]]
+// CHECK: memref.dealloc %[[RECV]]
+func.func @relayout_halves(%x: memref<1x4x16x8xf32>, %y: memref<1x4x16x8xf32>) {
+  cp.buffer.relayout %x into %y on @cp grid_axes = [0] seq_axis = 2 from contiguous to zigzag : memref<1x4x16x8xf32> into memref<1x4x16x8xf32>
+  return
+}
+
 // -----
 
 shard.grid @cp(shape = 4)

@@ -105,8 +105,7 @@ LogicalResult ConvertCPToMPIPass::lowerCollective(Operation *op,
     args.push_back(i64(static_cast<int64_t>(start.getOffset())));
     requests[start.getRequest()] =
         runtime
-            .call(b, loc, "cp_rt_shift_start_" + suffix, args,
-                  b.getI64Type())
+            .call(b, loc, "cp_rt_shift_start_" + suffix, args, b.getI64Type())
             .getResult(0);
     return success(); // erased once its wait is lowered
   } else {

@@ -56,8 +56,7 @@ std::pair<StringRef, SmallVector<int64_t>> entryOf(Operation *op) {
              static_cast<int64_t>(relayout.getFrom()),
              static_cast<int64_t>(relayout.getTo())}};
   if (auto start = dyn_cast<BufferShiftStartOp>(op))
-    return {"cp_rt_gpu_shift_start",
-            {static_cast<int64_t>(start.getOffset())}};
+    return {"cp_rt_gpu_shift_start", {static_cast<int64_t>(start.getOffset())}};
   return {"cp_rt_gpu_shift",
           {static_cast<int64_t>(cast<BufferShiftOp>(op).getOffset())}};
 }
@@ -73,9 +72,9 @@ Value callRuntime(ConversionPatternRewriter &rewriter, Operation *op,
     rewriter.setInsertionPointToStart(module.getBody());
     callee = LLVM::LLVMFuncOp::create(
         rewriter, op->getLoc(), name,
-        LLVM::LLVMFunctionType::get(
-            result ? result : LLVM::LLVMVoidType::get(ctx),
-            llvm::to_vector(args.getTypes())));
+        LLVM::LLVMFunctionType::get(result ? result
+                                           : LLVM::LLVMVoidType::get(ctx),
+                                    llvm::to_vector(args.getTypes())));
   }
   auto call = LLVM::CallOp::create(rewriter, op->getLoc(), callee, args);
   return result ? call.getResult() : Value();
@@ -143,8 +142,8 @@ struct WaitToRuntimeCall : public ConvertOpToLLVMPattern<BufferWaitOp> {
     if (adaptor.getAsyncDependencies().size() != 1 || !op.getAsyncToken())
       return rewriter.notifyMatchFailure(op, "not a stream op");
     Value stream = adaptor.getAsyncDependencies().front();
-    callRuntime(rewriter, op, "cp_rt_gpu_wait",
-                {adaptor.getRequest(), stream}, Type());
+    callRuntime(rewriter, op, "cp_rt_gpu_wait", {adaptor.getRequest(), stream},
+                Type());
     rewriter.replaceOp(op, stream);
     return success();
   }
@@ -199,8 +198,9 @@ struct ConvertCPToNCCLPass
     MLIRContext *ctx = &getContext();
     LLVMTypeConverter converter(ctx);
     // A started collective is the runtime's integer request handle.
-    converter.addConversion(
-        [](RequestType type) { return IntegerType::get(type.getContext(), 64); });
+    converter.addConversion([](RequestType type) {
+      return IntegerType::get(type.getContext(), 64);
+    });
     RewritePatternSet patterns(ctx);
     ConversionTarget target(*ctx);
     target.addLegalDialect<LLVM::LLVMDialect>();

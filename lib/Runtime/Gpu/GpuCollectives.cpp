@@ -205,8 +205,8 @@ void runStagedThroughMpi(const Call &c, CUstream stream) {
   checkCuda(cuStreamSynchronize(stream), c.label, "cuStreamSynchronize");
 }
 
-Call checkedCall(cp_rt_collective kind, int64_t group, int64_t inRank,
-                 void *in, int64_t outRank, void *out, int64_t elementBytes,
+Call checkedCall(cp_rt_collective kind, int64_t group, int64_t inRank, void *in,
+                 int64_t outRank, void *out, int64_t elementBytes,
                  int64_t param0, int64_t param1) {
   ensureCudaContext();
   Call call(kind, group, StridedView::fromDescriptor(inRank, in, elementBytes),
@@ -291,8 +291,7 @@ int64_t cp_rt_gpu_shift_start(int64_t group, int64_t inRank, void *in,
   CUstream comm = communicationStream(call);
   // The transfer starts after the caller's work so far, on the second stream.
   CUevent ready = recordEvent(call, caller);
-  checkCuda(cuStreamWaitEvent(comm, ready, 0), call.label,
-            "cuStreamWaitEvent");
+  checkCuda(cuStreamWaitEvent(comm, ready, 0), call.label, "cuStreamWaitEvent");
   checkCuda(cuEventDestroy(ready), call.label, "cuEventDestroy");
   sendReceiveWithNccl(call, ncclCommunicatorOf(call, /*overlapped=*/true),
                       comm);
@@ -307,8 +306,8 @@ int64_t cp_rt_gpu_shift_start(int64_t group, int64_t inRank, void *in,
 void cp_rt_gpu_wait(int64_t request, void *stream) {
   auto found = startedShifts().find(request);
   if (found == startedShifts().end())
-    failHere("cp.buffer.wait", "unknown or already completed request " +
-                                   std::to_string(request));
+    failHere("cp.buffer.wait",
+             "unknown or already completed request " + std::to_string(request));
   if (CUevent done = found->second) {
     checkCuda(cuStreamWaitEvent(static_cast<CUstream>(stream), done, 0),
               "cp.buffer.wait", "cuStreamWaitEvent");

@@ -111,3 +111,17 @@ func.func @offset_mask(%qo: index, %ko: index) -> tensor<8x16xi1> {
   return %m : tensor<8x16xi1>
 }
 
+
+// -----
+
+shard.grid @cp(shape = 4)
+
+// CHECK-LABEL: func @relayout
+// CHECK-SAME: (%[[X:.*]]: memref<1x8x64x32xf32>)
+// CHECK: %[[R:.*]] = memref.alloc() {{.*}} : memref<1x8x64x32xf32>
+// CHECK: cp.buffer.relayout %[[X]] into %[[R]] on @cp grid_axes = [0] seq_axis = 2 from contiguous to zigzag
+// CHECK: return %[[R]]
+func.func @relayout(%x: tensor<1x8x64x32xf32>) -> tensor<1x8x64x32xf32> {
+  %0 = cp.relayout %x on @cp grid_axes = [0] seq_axis = 2 from contiguous to zigzag : tensor<1x8x64x32xf32>
+  return %0 : tensor<1x8x64x32xf32>
+}

@@ -113,3 +113,19 @@ func.func @different_masks_are_kept(%q: tensor<1x8x64x32xf32>, %k: tensor<1x2x25
       -> tensor<1x8x64x32xf32>
   return %o : tensor<1x8x64x32xf32>
 }
+
+// -----
+
+// A relayout between equal layouts, or over one rank, is the identity.
+shard.grid @cp(shape = 4)
+shard.grid @single(shape = 1)
+// CHECK-LABEL: func @relayout_folds
+// CHECK-SAME: (%[[X:.*]]: tensor<1x8x16x32xf32>)
+// CHECK: %[[Z:.*]] = cp.relayout %[[X]] on @cp grid_axes = [0] seq_axis = 2 from contiguous to zigzag
+// CHECK: return %[[X]], %[[X]], %[[Z]]
+func.func @relayout_folds(%x: tensor<1x8x16x32xf32>) -> (tensor<1x8x16x32xf32>, tensor<1x8x16x32xf32>, tensor<1x8x16x32xf32>) {
+  %0 = cp.relayout %x on @cp grid_axes = [0] seq_axis = 2 from zigzag to zigzag : tensor<1x8x16x32xf32>
+  %1 = cp.relayout %x on @single grid_axes = [0] seq_axis = 2 from contiguous to zigzag : tensor<1x8x16x32xf32>
+  %2 = cp.relayout %x on @cp grid_axes = [0] seq_axis = 2 from contiguous to zigzag : tensor<1x8x16x32xf32>
+  return %0, %1, %2 : tensor<1x8x16x32xf32>, tensor<1x8x16x32xf32>, tensor<1x8x16x32xf32>
+}

@@ -483,3 +483,68 @@ func.func @f(%q: memref<1x8x64x32xf32>, %o: memref<1x8x64x32xf32>, %lse: memref<
   cp.buffer.local_attention %q, %q, %q offsets(%c0, %c0) into %o, %lse : memref<1x8x64x32xf32>, memref<1x8x64x32xf32>, memref<1x8x64x32xf32> into memref<1x8x64x32xf32>, memref<1x8x32xf32>
   return
 }
+
+// -----
+
+shard.grid @cp(shape = 4)
+func.func @f(%q: tensor<1x8x15x32xf32>) -> tensor<1x8x15x32xf32> {
+  // expected-error @+1 {{layout = zigzag holds two chunks of L/2 rows and needs an even local length L, got L = 15; pad the sequence to a multiple of 2 * P}}
+  %o = cp.attention %q, %q, %q on @cp grid_axes = [0] layout = zigzag
+      : tensor<1x8x15x32xf32>, tensor<1x8x15x32xf32>, tensor<1x8x15x32xf32> -> tensor<1x8x15x32xf32>
+  return %o : tensor<1x8x15x32xf32>
+}
+
+// -----
+
+shard.grid @cp(shape = 4)
+func.func @f(%x: tensor<1x8x15x32xf32>) -> tensor<1x8x15x32xf32> {
+  // expected-error @+1 {{moves halves of the local shard and needs an even local length along seq_axis 2, got 15; pad the sequence to a multiple of 2 * P}}
+  %0 = cp.relayout %x on @cp grid_axes = [0] seq_axis = 2 from contiguous to zigzag : tensor<1x8x15x32xf32>
+  return %0 : tensor<1x8x15x32xf32>
+}
+
+// -----
+
+shard.grid @cp(shape = 4)
+func.func @f(%x: tensor<1x8x16x32xf32>) -> tensor<1x8x16x32xf32> {
+  // expected-error @+1 {{seq_axis (4) is out of range for a rank-4 shard}}
+  %0 = cp.relayout %x on @cp grid_axes = [0] seq_axis = 4 from contiguous to zigzag : tensor<1x8x16x32xf32>
+  return %0 : tensor<1x8x16x32xf32>
+}
+
+// -----
+
+func.func @f(%q: tensor<1x8x64x32xbf16>, %c0: index) {
+  // expected-error @+1 {{expects result element type ('f16') to match the query element type ('bf16') or be f32}}
+  %0 = cp.local_attention %q, %q, %q offsets(%c0, %c0)
+      : tensor<1x8x64x32xbf16>, tensor<1x8x64x32xbf16>, tensor<1x8x64x32xbf16> -> tensor<1x8x64x32xf16>
+  return
+}
+
+// -----
+
+shard.grid @cp(shape = 4)
+func.func @f(%x: memref<64xf32>, %y: memref<64xf32>) {
+  // expected-error @+1 {{expects its request to be waited for by exactly one cp.buffer.wait, found 0 uses}}
+  %r = cp.buffer.shift_start %x into %y on @cp grid_axes = [0] offset = 1 : memref<64xf32> into memref<64xf32>
+  return
+}
+
+// -----
+
+shard.grid @cp(shape = 4)
+func.func @f(%x: memref<64xf32>, %y: memref<64xf32>) {
+  // expected-error @+1 {{expects its request to be waited for by exactly one cp.buffer.wait, found 2 uses}}
+  %r = cp.buffer.shift_start %x into %y on @cp grid_axes = [0] offset = 1 : memref<64xf32> into memref<64xf32>
+  cp.buffer.wait %r
+  cp.buffer.wait %r
+  return
+}
+
+// -----
+
+func.func @f(%r: !cp.request) {
+  // expected-error @+1 {{expects a request started by cp.buffer.shift_start}}
+  cp.buffer.wait %r
+  return
+}

@@ -132,3 +132,46 @@ func.func @attributes() attributes {cp.a = #cp.scheme<hybrid(4)>, cp.b = #cp.mas
                                     cp.c = #cp.scheme<auto>, cp.d = #cp.mask<none>} {
   return
 }
+
+// The zigzag layout, its conversion, and f32 partial outputs of low
+// precision attention.
+// CHECK-LABEL: func @layouts
+func.func @layouts(%q: tensor<2x8x64x32xbf16>, %k: tensor<2x4x64x32xbf16>,
+                   %ids: tensor<2x64xi64>, %qo: index) {
+  // CHECK: cp.attention {{.*}} on @cp grid_axes = [0] mask = causal layout = zigzag scheme = zigzag :
+  %0 = cp.attention %q, %k, %k on @cp grid_axes = [0] mask = causal layout = zigzag scheme = zigzag
+      : tensor<2x8x64x32xbf16>, tensor<2x4x64x32xbf16>, tensor<2x4x64x32xbf16> -> tensor<2x8x64x32xbf16>
+  // The default layout is not printed.
+  // CHECK: cp.attention {{.*}} on @cp grid_axes = [0] mask = causal :
+  %1 = cp.attention %q, %k, %k on @cp grid_axes = [0] mask = causal layout = contiguous
+      : tensor<2x8x64x32xbf16>, tensor<2x4x64x32xbf16>, tensor<2x4x64x32xbf16> -> tensor<2x8x64x32xbf16>
+  // CHECK: cp.relayout %{{.*}} on @cp grid_axes = [0] seq_axis = 2 from contiguous to zigzag : tensor<2x8x64x32xbf16>
+  %2 = cp.relayout %q on @cp grid_axes = [0] seq_axis = 2 from contiguous to zigzag : tensor<2x8x64x32xbf16>
+  // Position ids move with the tokens.
+  // CHECK: cp.relayout %{{.*}} on @cp grid_axes = [0] seq_axis = 1 from zigzag to contiguous : tensor<2x64xi64>
+  %3 = cp.relayout %ids on @cp grid_axes = [0] seq_axis = 1 from zigzag to contiguous : tensor<2x64xi64>
+  // CHECK: cp.local_attention {{.*}} -> tensor<2x8x64x32xf32>, tensor<2x8x64xf32>
+  %4, %5 = cp.local_attention %q, %k, %k offsets(%qo, %qo) mask = causal
+      : tensor<2x8x64x32xbf16>, tensor<2x4x64x32xbf16>, tensor<2x4x64x32xbf16> -> tensor<2x8x64x32xf32>, tensor<2x8x64xf32>
+  return
+}
+
+// Split-phase shifts, as cp-overlap-collectives makes them, on the host and
+// on a stream.
+// CHECK-LABEL: func @split_phase
+func.func @split_phase(%x: memref<1x2x64x32xf32>, %y: memref<1x2x64x32xf32>,
+                       %z: memref<1x2x64x32xf32>) {
+  // CHECK: %[[R:.*]] = cp.buffer.shift_start %{{.*}} into %{{.*}} on @cp grid_axes = [0] offset = 1 : memref<1x2x64x32xf32> into memref<1x2x64x32xf32>
+  // CHECK: cp.buffer.wait %[[R]]
+  %r = cp.buffer.shift_start %x into %y on @cp grid_axes = [0] offset = 1 : memref<1x2x64x32xf32> into memref<1x2x64x32xf32>
+  cp.buffer.wait %r
+  // CHECK: %[[T0:.*]] = gpu.wait async
+  // CHECK: %[[R2:.*]], %[[T1:.*]] = cp.buffer.shift_start async [%[[T0]]] %{{.*}} into %{{.*}} on @cp grid_axes = [0] offset = -1
+  // CHECK: %{{.*}} = cp.buffer.wait async [%[[T1]]] %[[R2]]
+  %t0 = gpu.wait async
+  %r2, %t1 = cp.buffer.shift_start async [%t0] %x into %z on @cp grid_axes = [0] offset = -1 : memref<1x2x64x32xf32> into memref<1x2x64x32xf32>
+  %t2 = cp.buffer.wait async [%t1] %r2
+  // CHECK: cp.buffer.relayout %{{.*}} into %{{.*}} on @cp grid_axes = [0] seq_axis = 2 from zigzag to contiguous
+  cp.buffer.relayout %x into %y on @cp grid_axes = [0] seq_axis = 2 from zigzag to contiguous : memref<1x2x64x32xf32> into memref<1x2x64x32xf32>
+  return
+}

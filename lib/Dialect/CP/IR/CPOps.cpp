@@ -270,6 +270,11 @@ LogicalResult AttentionOp::verify() {
                                      getValue().getType(), getType(),
                                      /*sameLength=*/true)))
     return failure();
+  int64_t len = q.getDimSize(kSeq);
+  if (getLayout() == SequenceLayout::zigzag && isStatic(len) && len % 2 != 0)
+    return emitOpError("layout = zigzag holds two chunks of L/2 rows and "
+                       "needs an even local length L, got L = ")
+           << len << "; pad the sequence to a multiple of 2 * P";
   if (getExplicitMask())
     return verifyExplicitMaskLayout(*this, getExplicitMask().getType(), q);
   return success();

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cp/Dialect/CP/IR/SchemeTraffic.h"
+#include "cp/Dialect/CP/IR/RingSchedule.h"
 #include "llvm/Support/ErrorHandling.h"
 
 #include <algorithm>
@@ -26,14 +27,17 @@ static int64_t qkvoShardElements(const AttentionShape &s) {
 }
 
 int64_t mlir::cp::bytesSentPerRank(SchemeAttr scheme, const AttentionShape &s,
-                                   int64_t elementBytes) {
+                                   int64_t elementBytes, MaskAttr mask) {
   int64_t p = s.groupSize;
   int64_t allGatherKV = kvShardElements(s) * (p - 1);
   switch (scheme.getKind()) {
   case SchemeKind::allgather:
-  case SchemeKind::ring:
-  case SchemeKind::zigzag:
     return allGatherKV * elementBytes;
+  case SchemeKind::ring:
+  case SchemeKind::zigzag: {
+    RingSchedule ring{p, s.localLen, scheme.getKind() == SchemeKind::zigzag};
+    return kvShardElements(s) * ring.shiftsNeeded(mask) * elementBytes;
+  }
   case SchemeKind::ulysses:
     return qkvoShardElements(s) * (p - 1) / p * elementBytes;
   case SchemeKind::hybrid: {
@@ -82,9 +86,9 @@ int64_t mlir::cp::relayoutHalvesSent(int64_t groupSize, int64_t rank,
 }
 
 int64_t mlir::cp::bytesSentPerRank(SchemeAttr scheme, const AttentionShape &s,
-                                   int64_t elementBytes,
-                                   SequenceLayout layout) {
-  int64_t base = bytesSentPerRank(scheme, s, elementBytes);
+                                   int64_t elementBytes, SequenceLayout layout,
+                                   MaskAttr mask) {
+  int64_t base = bytesSentPerRank(scheme, s, elementBytes, mask);
   SequenceLayout computed = schemeLayout(scheme.getKind());
   if (computed == layout)
     return base;
@@ -95,8 +99,8 @@ int64_t mlir::cp::bytesSentPerRank(SchemeAttr scheme, const AttentionShape &s,
   int64_t busiest = 0;
   for (int64_t r = 0; r < s.groupSize; ++r)
     busiest = std::max(
-        busiest, relayoutHalvesSent(s.groupSize, r, layout, computed) * inRow +
-                     relayoutHalvesSent(s.groupSize, r, computed, layout) *
-                         outRow);
+        busiest,
+        relayoutHalvesSent(s.groupSize, r, layout, computed) * inRow +
+            relayoutHalvesSent(s.groupSize, r, computed, layout) * outRow);
   return base + busiest * half;
 }

@@ -83,11 +83,24 @@ Value mlir::cp::buildBlockIsVisible(OpBuilder &b, Location loc, MaskAttr mask,
   Value any = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, kFirst,
                                     visible.last);
   if (visible.first)
-    any = arith::AndIOp::create(
-        b, loc, any,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, kLast,
-                              visible.first));
+    any = arith::AndIOp::create(b, loc, any,
+                                arith::CmpIOp::create(b, loc,
+                                                      arith::CmpIPredicate::sge,
+                                                      kLast, visible.first));
   return any;
+}
+
+bool mlir::cp::blockIsVisible(MaskAttr mask, int64_t qFirst, int64_t qLast,
+                              int64_t kFirst, int64_t kLast) {
+  switch (mask.getKind()) {
+  case MaskKind::none:
+    return true;
+  case MaskKind::causal:
+    return kFirst <= qLast;
+  case MaskKind::sliding_window:
+    return kFirst <= qLast && kLast >= qFirst + 1 - mask.getWindow();
+  }
+  llvm_unreachable("unknown mask kind");
 }
 
 KeyTiles mlir::cp::buildVisibleKeyTiles(OpBuilder &b, Location loc,

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cp/Dialect/CP/IR/CPOps.h"
+#include "cp/Dialect/CP/IR/RingSchedule.h"
 #include "cp/Dialect/CP/IR/SchemeConstraints.h"
 #include "cp/Dialect/CP/IR/SchemeTraffic.h"
 #include "cp/Dialect/CP/IR/StructuredMask.h"
@@ -360,29 +361,33 @@ Value SchemeBuilder::rewriteRing(const Group &cp, bool zigzag) {
       return Value();
     int64_t rowDim = maskRowDim(mask);
     Value m = maskIsLocal(mask)
-                  ? (chunks == 1 ? mask
-                                 : slice(mask, rowDim,
-                                         b.getIndexAttr(qc * rows), rows))
+                  ? (chunks == 1
+                         ? mask
+                         : slice(mask, rowDim, b.getIndexAttr(qc * rows), rows))
                   : slice(mask, rowDim, qStart, rows);
     return slice(m, rowDim + 1, kStart, rows);
   };
   auto last = [&](Value start) { return add(start, rows - 1); };
 
+  // Steps after the last one a mask lets any rank see are not emitted, nor
+  // the shifts that would feed them.
+  RingSchedule schedule{p, len, zigzag};
+  int64_t steps = schedule.shiftsNeeded(op.getMask()) + 1;
   SmallVector<Value> qStarts = chunkStarts(cp.index);
   SmallVector<Partial> running(chunks);
   Value k = key, v = value;
-  for (int64_t step = 0; step < p; ++step) {
+  for (int64_t step = 0; step < steps; ++step) {
     // Issue the next step's shift first, so that it can overlap this
     // step's attention (cp-overlap-collectives).
     Value nextK, nextV;
-    if (step + 1 < p) {
+    if (step + 1 < steps) {
       nextK = shift(cp, k);
       nextV = shift(cp, v);
     }
     Value source = cp.index;
     if (step != 0)
-      source = arith::RemUIOp::create(b, loc, add(cp.index, p - step),
-                                      index(p));
+      source =
+          arith::RemUIOp::create(b, loc, add(cp.index, p - step), index(p));
     SmallVector<Value> kStarts = chunkStarts(source);
     for (int64_t qc = 0; qc < chunks; ++qc) {
       // The diagonal chunk first: it is never fully masked, so it starts
@@ -392,21 +397,26 @@ Value SchemeBuilder::rewriteRing(const Group &cp, bool zigzag) {
           continue;
         Value qStart = qStarts[qc], kStart = kStarts[kc];
         auto attend = [&] {
-          return partialAttention(chunk(query, qc), chunk(k, kc),
-                                  chunk(v, kc), qStart, kStart,
+          return partialAttention(chunk(query, qc), chunk(k, kc), chunk(v, kc),
+                                  qStart, kStart,
                                   maskBlock(qc, qStart, kStart));
         };
         if (step == 0 && kc == qc) {
           running[qc] = attend();
           continue;
         }
-        Value visible =
-            buildBlockIsVisible(b, loc, op.getMask(), qStart, last(qStart),
-                                kStart, last(kStart));
+        // Visibility as a function of the rank: decided here when it is
+        // the same on every rank, at run time (scf.if) otherwise.
+        RingSchedule::Visibility visibility =
+            schedule.visibility(op.getMask(), step, qc, kc);
+        if (visibility == RingSchedule::Visibility::never)
+          continue;
         Partial part;
-        if (!visible) {
+        if (visibility == RingSchedule::Visibility::always) {
           part = attend();
         } else {
+          Value visible = buildBlockIsVisible(
+              b, loc, op.getMask(), qStart, last(qStart), kStart, last(kStart));
           Partial shapeOf = running[qc];
           auto ifOp = scf::IfOp::create(
               b, loc, TypeRange{shapeOf.out.getType(), shapeOf.lse.getType()},
@@ -532,8 +542,7 @@ FailureOr<SchemeAttr> ApplySchemePass::rewrite(AttentionOp op) {
         machineFor(op, *MachineModel::preset("h200-nvlink"));
     if (failed(machine))
       return failure();
-    FailureOr<SchemeAttr> chosen =
-        chooseScheme(op, *machine, /*record=*/false);
+    FailureOr<SchemeAttr> chosen = chooseScheme(op, *machine, /*record=*/false);
     if (failed(chosen))
       return failure();
     scheme = *chosen;
@@ -545,8 +554,8 @@ FailureOr<SchemeAttr> ApplySchemePass::rewrite(AttentionOp op) {
   builder.scheme = scheme;
   SchemeKind kind = scheme.getKind();
   int64_t elementBytes = op.getQuery().getType().getElementTypeBitWidth() / 8;
-  builder.bytesPerRank =
-      bytesSentPerRank(scheme, shape, elementBytes, op.getLayout());
+  builder.bytesPerRank = bytesSentPerRank(scheme, shape, elementBytes,
+                                          op.getLayout(), op.getMask());
 
   auto grid =
       SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(op, op.getGridAttr());
@@ -623,8 +632,8 @@ void ApplySchemePass::runOnOperation() {
     if (reportRewrites && !ops.empty()) {
       InFlightDiagnostic remark = func.emitRemark("cp-apply-scheme rewrote ")
                                   << ops.size() << " cp.attention:";
-      for (StringRef kind : {"allgather", "ulysses", "hybrid", "head_tail",
-                             "ring", "zigzag"})
+      for (StringRef kind :
+           {"allgather", "ulysses", "hybrid", "head_tail", "ring", "zigzag"})
         if (rewritten.count(kind))
           remark << " " << kind << " = " << rewritten[kind];
     }

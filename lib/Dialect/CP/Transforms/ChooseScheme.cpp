@@ -33,8 +33,8 @@ FailureOr<MachineModel> mlir::cp::machineFor(Operation *op,
     if (!description)
       return scope->emitOpError("has a cp.machine that is not a dictionary: ")
              << attr;
-    if (failed(machine.apply(description,
-                             [&] { return scope->emitOpError(); })))
+    if (failed(
+            machine.apply(description, [&] { return scope->emitOpError(); })))
       return failure();
   }
   return machine;
@@ -112,6 +112,8 @@ struct ChooseSchemePass
     set(memoryBandwidth, m.memoryBandwidth);
     set(memory, m.memory);
     set(launchOverhead, m.launchOverhead);
+    if (overlap >= 0)
+      m.overlap = overlap;
     if (ranksPerNode > 0)
       m.ranksPerNode = ranksPerNode;
   }
@@ -119,8 +121,8 @@ struct ChooseSchemePass
   void runOnOperation() override {
     bool failedAny = false;
     getOperation()->walk([&](AttentionOp op) {
-      SchemeAttr scheme = op.getSchemeAttr() ? op.getSchemeAttr()
-                                             : defaultScheme;
+      SchemeAttr scheme =
+          op.getSchemeAttr() ? op.getSchemeAttr() : defaultScheme;
       if (!scheme || scheme.getKind() != SchemeKind::automatic)
         return;
       FailureOr<MachineModel> machine = machineFor(op, base);

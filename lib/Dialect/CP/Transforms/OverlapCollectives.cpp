@@ -58,8 +58,8 @@ struct Transfer {
       SmallVector<MemoryEffects::EffectInstance> instances;
       effects.getEffects(instances);
       for (const MemoryEffects::EffectInstance &effect : instances) {
-        bool writes = isa<MemoryEffects::Write, MemoryEffects::Free>(
-            effect.getEffect());
+        bool writes =
+            isa<MemoryEffects::Write, MemoryEffects::Free>(effect.getEffect());
         Value value = effect.getValue();
         if (!value) {
           if (writes)

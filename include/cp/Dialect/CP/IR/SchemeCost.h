@@ -34,18 +34,23 @@ struct MachineModel {
   double memoryBandwidth;    // bytes/s of device memory (merge passes)
   double memory;             // bytes of device memory per rank
   double launchOverhead;     // s per kernel launch
+  double overlap;            // fraction of a ring step's compute that hides
+                             // its shift (1: NCCL on a second stream; 0:
+                             // MPI without asynchronous progress)
 
   /// "h200-nvlink" (8 ranks on one NVLink node), "multinode-ib" (nodes of
   /// 8 ranks over 400 Gb/s InfiniBand) or "host-mpi" (MPI ranks on one
   /// host); std::nullopt for another name.
   static std::optional<MachineModel> preset(StringRef name);
-  static StringRef presetNames() { return "h200-nvlink, multinode-ib, host-mpi"; }
+  static StringRef presetNames() {
+    return "h200-nvlink, multinode-ib, host-mpi";
+  }
 
   /// Overrides fields from a `cp.machine` dictionary: `preset` (a preset
   /// name, applied first), `intra_node_bandwidth`, `inter_node_bandwidth`,
   /// `latency`, `ranks_per_node`, `attention_flops`, `memory_bandwidth`,
-  /// `memory`, `launch_overhead` (numbers; integers or floats). Fails with
-  /// a diagnostic naming an unknown key or a bad value.
+  /// `memory`, `launch_overhead`, `overlap` (numbers; integers or floats).
+  /// Fails with a diagnostic naming an unknown key or a bad value.
   LogicalResult apply(DictionaryAttr description,
                       function_ref<InFlightDiagnostic()> emitError);
 };
@@ -62,10 +67,10 @@ struct AttentionProblem {
 struct SchemeEstimate {
   SchemeAttr scheme;
   std::optional<std::string> rejection;
-  int64_t bytes = 0;     // bytes sent per rank (busiest rank)
-  double flops = 0;      // attention FLOPs of the busiest rank
-  double meanFlops = 0;  // attention FLOPs averaged over ranks
-  int64_t memory = 0;    // peak bytes of the attention's buffers per rank
+  int64_t bytes = 0;         // bytes sent per rank (busiest rank)
+  double flops = 0;          // attention FLOPs of the busiest rank
+  double meanFlops = 0;      // attention FLOPs averaged over ranks
+  int64_t memory = 0;        // peak bytes of the attention's buffers per rank
   double commSeconds = 0;    // communication not hidden by computation
   double computeSeconds = 0; // busiest rank's attention and merges
   double seconds = 0;

@@ -17,21 +17,24 @@ namespace cp {
 /// Bytes one rank sends to other ranks for `scheme` on `shape`, with
 /// `elementBytes` bytes per element. For head_tail this is the figure of a
 /// rank with a distinct partner (the self-paired middle rank of an odd group
-/// sends less). Requires every size in `shape` to be static.
+/// sends less). Ring and zigzag shift K/V only as far as `mask` lets any
+/// rank see (P - 1 times without a mask, or for a null mask). Requires
+/// every size in `shape` to be static.
 int64_t bytesSentPerRank(SchemeAttr scheme, const AttentionShape &shape,
-                         int64_t elementBytes);
+                         int64_t elementBytes, MaskAttr mask = {});
 
 /// The same, for an op whose operands are in `layout`: when the scheme
 /// computes in the other layout, Q, K, V go through cp.relayout and the
 /// output comes back, and the busiest rank's share of that is added.
 int64_t bytesSentPerRank(SchemeAttr scheme, const AttentionShape &shape,
-                         int64_t elementBytes, SequenceLayout layout);
+                         int64_t elementBytes, SequenceLayout layout,
+                         MaskAttr mask = {});
 
 /// How many of its two halves (of L/2 rows) group rank `rank` sends to
 /// other ranks in a cp.relayout from `from` to `to` over `groupSize` ranks
 /// (0 when the layouts are equal).
-int64_t relayoutHalvesSent(int64_t groupSize, int64_t rank,
-                           SequenceLayout from, SequenceLayout to);
+int64_t relayoutHalvesSent(int64_t groupSize, int64_t rank, SequenceLayout from,
+                           SequenceLayout to);
 
 } // namespace cp
 } // namespace mlir

@@ -47,6 +47,10 @@ KeyRange buildFullyVisibleKeyRange(OpBuilder &b, Location loc, MaskAttr mask,
 Value buildBlockIsVisible(OpBuilder &b, Location loc, MaskAttr mask,
                           Value qFirst, Value qLast, Value kFirst, Value kLast);
 
+/// The same predicate on known positions.
+bool blockIsVisible(MaskAttr mask, int64_t qFirst, int64_t qLast,
+                    int64_t kFirst, int64_t kLast);
+
 /// The tiles of `tileKv` keys a query block visits: [first, end) over local
 /// key tiles of a block of `numKeys` keys starting at global `kvOffset`,
 /// for the queries [qFirst, qLast]; every tile when `mask` is none. `full`

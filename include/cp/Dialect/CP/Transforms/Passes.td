@@ -123,7 +123,10 @@ def ChooseSchemePass : Pass<"cp-choose-scheme"> {
     Option<"memory", "memory", "double", /*default=*/"0",
            "Bytes of memory per rank the attention may use (0: preset)">,
     Option<"launchOverhead", "launch-overhead", "double", /*default=*/"0",
-           "Seconds per kernel launch (0: preset)">
+           "Seconds per kernel launch (0: preset)">,
+    Option<"overlap", "overlap", "double", /*default=*/"-1",
+           "Fraction of a ring step's attention that hides its shift, 0..1 "
+           "(negative: preset)">
   ];
   let dependentDialects = ["::mlir::cp::CPDialect"];
 }

@@ -1,0 +1,75 @@
+// cp-overlap-collectives: a shift starts where it was and is waited for as
+// late as its buffers allow, so independent work runs while it is in
+// flight.
+// RUN: cp-opt %s --cp-overlap-collectives -split-input-file | FileCheck %s
+
+shard.grid @cp(shape = 4)
+
+// The ring's step: the next K block is on its way while the current one is
+// attended; the wait comes before the first use of the received block.
+// CHECK-LABEL: func @ring_step
+// CHECK-SAME: (%[[Q:.*]]: memref<1x4x16x8xf32>, %[[K:.*]]: memref<1x4x16x8xf32>, %[[K1:.*]]: memref<1x4x16x8xf32>, %[[O0:.*]]: memref<1x4x16x8xf32>, %[[O1:.*]]: memref<1x4x16x8xf32>, %[[I:.*]]: index)
+// CHECK-NEXT: %[[REQ:.*]] = cp.buffer.shift_start %[[K]] into %[[K1]] on @cp grid_axes = [0] offset = 1
+// CHECK-NEXT: cp.buffer.local_attention %[[Q]], %[[K]], %[[K]] offsets(%[[I]], %[[I]]) into %[[O0]]
+// CHECK-NEXT: cp.buffer.wait %[[REQ]]
+// CHECK-NEXT: cp.buffer.local_attention %[[Q]], %[[K1]], %[[K1]] offsets(%[[I]], %[[I]]) into %[[O1]]
+func.func @ring_step(%q: memref<1x4x16x8xf32>, %k: memref<1x4x16x8xf32>, %k1: memref<1x4x16x8xf32>,
+                     %o0: memref<1x4x16x8xf32>, %o1: memref<1x4x16x8xf32>, %i: index) {
+  cp.buffer.shift %k into %k1 on @cp grid_axes = [0] offset = 1 : memref<1x4x16x8xf32> into memref<1x4x16x8xf32>
+  cp.buffer.local_attention %q, %k, %k offsets(%i, %i) into %o0 : memref<1x4x16x8xf32>, memref<1x4x16x8xf32>, memref<1x4x16x8xf32> into memref<1x4x16x8xf32>
+  cp.buffer.local_attention %q, %k1, %k1 offsets(%i, %i) into %o1 : memref<1x4x16x8xf32>, memref<1x4x16x8xf32>, memref<1x4x16x8xf32> into memref<1x4x16x8xf32>
+  return
+}
+
+// -----
+
+shard.grid @cp(shape = 4)
+
+// Two shifts in flight at once (K and V); a wait does not stop the other
+// transfer's wait from moving past it. Writing the sent buffer, reading a
+// view of the received one, and freeing either end the overlap.
+// CHECK-LABEL: func @buffers_end_the_overlap
+// CHECK: %[[RK:.*]] = cp.buffer.shift_start %[[K:.*]] into %[[K1:.*]] on
+// CHECK-NEXT: %[[RV:.*]] = cp.buffer.shift_start %[[V:.*]] into %[[V1:.*]] on
+// CHECK-NEXT: memref.load %[[K]]
+// CHECK-NEXT: cp.buffer.wait %[[RV]]
+// CHECK-NEXT: memref.store %{{.*}}, %[[V]]
+// CHECK-NEXT: %[[VIEW:.*]] = memref.subview %[[K1]]
+// CHECK-NEXT: cp.buffer.wait %[[RK]]
+// CHECK-NEXT: memref.load %[[VIEW]]
+func.func @buffers_end_the_overlap(%k: memref<64xf32>, %k1: memref<64xf32>, %v: memref<64xf32>,
+                                   %v1: memref<64xf32>, %i: index) {
+  cp.buffer.shift %k into %k1 on @cp grid_axes = [0] offset = 1 : memref<64xf32> into memref<64xf32>
+  cp.buffer.shift %v into %v1 on @cp grid_axes = [0] offset = 1 : memref<64xf32> into memref<64xf32>
+  %x = memref.load %k[%i] : memref<64xf32>
+  memref.store %x, %v[%i] : memref<64xf32>
+  %view = memref.subview %k1[0] [32] [1] : memref<64xf32> to memref<32xf32, strided<[1]>>
+  %y = memref.load %view[%i] : memref<32xf32, strided<[1]>>
+  return
+}
+
+// -----
+
+shard.grid @cp(shape = 4)
+func.func private @opaque()
+
+// A call may touch anything; nothing follows the shift before it, so the
+// shift stays whole. Before a terminator, the wait goes last.
+// CHECK-LABEL: func @stays_whole
+// CHECK-NEXT: cp.buffer.shift
+// CHECK-NEXT: call @opaque
+// CHECK-LABEL: func @until_the_end
+// CHECK: %[[R:.*]] = cp.buffer.shift_start
+// CHECK-NEXT: arith.addi
+// CHECK-NEXT: cp.buffer.wait %[[R]]
+// CHECK-NEXT: return
+func.func @stays_whole(%k: memref<64xf32>, %k1: memref<64xf32>) {
+  cp.buffer.shift %k into %k1 on @cp grid_axes = [0] offset = 1 : memref<64xf32> into memref<64xf32>
+  call @opaque() : () -> ()
+  return
+}
+func.func @until_the_end(%k: memref<64xf32>, %k1: memref<64xf32>, %i: index) -> index {
+  cp.buffer.shift %k into %k1 on @cp grid_axes = [0] offset = 1 : memref<64xf32> into memref<64xf32>
+  %j = arith.addi %i, %i : index
+  return %j : index
+}
