@@ -243,8 +243,8 @@ buildLayer(std::shared_ptr<ContextHandle> ctx, int64_t batch, int64_t heads,
            int64_t groupSize, const std::string &dtype,
            std::optional<AttributeHandle> mask,
            std::optional<AttributeHandle> scheme,
-           const std::string &explicitMask, const std::string &funcName,
-           const std::string &gridName) {
+           const std::string &explicitMask, const std::string &layout,
+           const std::string &funcName, const std::string &gridName) {
   CpAttentionLayerSpec spec = cpAttentionLayerSpecGetDefault(ctx->get());
   spec.batch = batch;
   spec.heads = heads;
@@ -268,6 +268,14 @@ buildLayer(std::shared_ptr<ContextHandle> ctx, int64_t batch, int64_t heads,
     throw py::value_error(
         "cp_mlir: explicit_mask must be 'none', 'bool' or 'bias', got '" +
         explicitMask + "'");
+  if (layout == "contiguous")
+    spec.layout = CpSequenceContiguous;
+  else if (layout == "zigzag")
+    spec.layout = CpSequenceZigzag;
+  else
+    throw py::value_error(
+        "cp_mlir: layout must be 'contiguous' or 'zigzag', got '" + layout +
+        "'");
   spec.funcName = toRef(funcName);
   spec.gridName = toRef(gridName);
   std::vector<std::string> diagnostics;
@@ -313,7 +321,7 @@ PYBIND11_MODULE(_cp_mlir, m) {
       .def("attention_layer", &buildLayer, py::arg("B"), py::arg("H"),
            py::arg("Hkv"), py::arg("S"), py::arg("D"), py::arg("Dv"),
            py::arg("P"), py::arg("dtype"), py::arg("mask"), py::arg("scheme"),
-           py::arg("explicit_mask"), py::arg("func_name"),
+           py::arg("explicit_mask"), py::arg("layout"), py::arg("func_name"),
            py::arg("grid_name"));
 
   py::class_<ModuleHandle, std::shared_ptr<ModuleHandle>>(m, "Module")

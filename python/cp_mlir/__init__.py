@@ -14,7 +14,7 @@ See docs/Embedding.md.
 
 from ._errors import MLIRError, RunError
 from .ir import Attribute, Context, Module, default_context
-from .layer import AttentionLayer
+from .layer import AttentionLayer, zigzag_order
 from .compiler import CompiledProgram, apply_scheme, compile_cpu, lower
 from .runner import run_cpu
 
@@ -31,4 +31,5 @@ __all__ = [
     "default_context",
     "lower",
     "run_cpu",
+    "zigzag_order",
 ]

@@ -28,7 +28,9 @@ class AttentionLayer:
     'sliding_window(W)', evaluated on global positions. ``explicit_mask``
     adds a global [S, S] operand: 'bool' (True = attend) or 'bias'
     (added to the scaled scores). ``scheme`` ('allgather', 'ulysses',
-    'hybrid(u)', 'head_tail', ...) may be left to compile time.
+    'hybrid(u)', 'head_tail', 'ring', 'zigzag', 'auto') may be left to
+    compile time. ``layout='zigzag'`` states that each rank's shards are
+    chunks r and 2P-1-r of 2P (zigzag_order gives the token order).
     """
 
     H: int
@@ -42,6 +44,7 @@ class AttentionLayer:
     scheme: Optional[str] = None
     dtype: str = "f32"
     explicit_mask: str = "none"
+    layout: str = "contiguous"
     name: str = "attention"
     grid: str = "cp"
 
@@ -80,4 +83,19 @@ class AttentionLayer:
             B=self.B, H=self.H, Hkv=self.kv_heads, S=self.S, D=self.D,
             Dv=self.value_dim, P=self.P, dtype=self.dtype, mask=mask,
             scheme=scheme, explicit_mask=self.explicit_mask,
-            func_name=self.name, grid_name=self.grid)
+            layout=self.layout, func_name=self.name, grid_name=self.grid)
+
+
+def zigzag_order(S, P):
+    """The global positions in zigzag order: taking S tokens in this order
+    and splitting them contiguously over P ranks gives rank r chunks r and
+    2P-1-r of 2P. Apply it to every tensor indexed by position (tokens,
+    position ids, labels) and its inverse (numpy.argsort) to outputs."""
+    if S % (2 * P):
+        raise ValueError(f"cp_mlir: the zigzag layout needs S ({S}) divisible by 2P ({2 * P})")
+    c = S // (2 * P)
+    order = []
+    for r in range(P):
+        order += list(range(r * c, (r + 1) * c))
+        order += list(range((2 * P - 1 - r) * c, (2 * P - r) * c))
+    return order

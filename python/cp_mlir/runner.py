@@ -48,9 +48,10 @@ def run_cpu(program, P, inputs, timeout=600, threads=1, launcher=None):
     function's argument along one dim is split contiguously along it (rank
     r gets block r); one with the argument's own shape goes to every rank.
     Each result is the concatenation of the ranks' results along the dim
-    the first sharded input was split on (the sequence dim, BHSD). Returns
-    one numpy array, or a tuple for several results. ``threads`` is
-    OMP_NUM_THREADS per rank.
+    the first sharded input was split on (the sequence dim, BHSD). For an
+    AttentionLayer in the zigzag layout, inputs and outputs stay in natural
+    token order: the split follows zigzag_order. Returns one numpy array, or
+    a tuple for several results. ``threads`` is OMP_NUM_THREADS per rank.
     """
     if isinstance(inputs, dict):
         unknown = set(inputs) - set(program.argument_names)
@@ -66,6 +67,11 @@ def run_cpu(program, P, inputs, timeout=600, threads=1, launcher=None):
         raise ValueError(f"cp_mlir: {program.function} takes {len(program.inputs)} "
                          f"inputs, got {len(inputs)}")
 
+    order = None
+    if program.layer is not None and program.layer.layout == "zigzag":
+        from .layer import zigzag_order
+        order = np.asarray(zigzag_order(program.layer.S, P))
+
     with tempfile.TemporaryDirectory(prefix="cp_mlir_run_") as job:
         arguments, seq_dim = [], None
         for i, (array, (shape, element), name) in enumerate(
@@ -74,6 +80,8 @@ def run_cpu(program, P, inputs, timeout=600, threads=1, launcher=None):
             dim = _shard_dim(array.shape, shape, P, f"input '{name}'")
             if seq_dim is None:
                 seq_dim = dim
+            if order is not None and dim is not None:
+                array = np.ascontiguousarray(np.take(array, order, axis=dim))
             np.save(os.path.join(job, f"in{i}.npy"), array)
             arguments.append({"shard_dim": dim, "shape": list(shape),
                               "dtype": element})
@@ -108,5 +116,8 @@ def run_cpu(program, P, inputs, timeout=600, threads=1, launcher=None):
         outputs = []
         for j in range(len(results)):
             shards = [np.load(os.path.join(job, f"out{j}_rank{r}.npy")) for r in range(P)]
-            outputs.append(np.concatenate(shards, axis=seq_dim if seq_dim is not None else 0))
+            out = np.concatenate(shards, axis=seq_dim if seq_dim is not None else 0)
+            if order is not None and seq_dim is not None:
+                out = np.take(out, np.argsort(order), axis=seq_dim)
+            outputs.append(out)
     return outputs[0] if len(outputs) == 1 else tuple(outputs)

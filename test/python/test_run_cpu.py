@@ -88,3 +88,28 @@ def test_wrong_rank_count_fails_with_the_rank_named():
     with pytest.raises(cp_mlir.RunError, match=r"rank \d: started with 4 MPI ranks, expected 2"):
         runner.run_cpu(program, 2, arrays, launcher=os.path.join(
             os.path.dirname(__file__), "Inputs", "mpirun-4"))
+
+
+@pytest.mark.parametrize("scheme,P", [("ring", 3), ("zigzag", 2), ("zigzag", 4)])
+def test_ring_schemes_match_numpy(scheme, P):
+    layer = cp_mlir.AttentionLayer(H=4, Hkv=2, S=16 * P, D=8, P=P, mask="causal")
+    arrays = inputs(layer, seed=3)
+    out = cp_mlir.run_cpu(cp_mlir.compile_cpu(layer, scheme=scheme), P, arrays)
+    expected = reference.attention(arrays["q"], arrays["k"], arrays["v"],
+                                   reference.causal(16 * P))
+    assert np.max(np.abs(out - expected)) <= 1e-5
+
+
+def test_zigzag_layout_keeps_natural_order():
+    # The program's shards are zigzag chunks; run_cpu permutes inputs with
+    # zigzag_order and puts the output back in token order.
+    layer = cp_mlir.AttentionLayer(H=4, S=32, D=8, P=2, mask="sliding_window(5)",
+                                   layout="zigzag")
+    assert cp_mlir.zigzag_order(8, 2) == [0, 1, 6, 7, 2, 3, 4, 5]
+    assert "layout = zigzag" in str(layer.build())
+    arrays = inputs(layer, seed=4)
+    out = cp_mlir.run_cpu(cp_mlir.compile_cpu(layer, scheme="zigzag"), 2, arrays)
+    q, k = np.arange(32)[:, None], np.arange(32)[None, :]
+    allowed = (k <= q) & (q - 5 < k)
+    expected = reference.attention(arrays["q"], arrays["k"], arrays["v"], allowed)
+    assert np.max(np.abs(out - expected)) <= 1e-5
