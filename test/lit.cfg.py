@@ -67,6 +67,17 @@ config.substitutions.append((
     "--case explicit_local=explicit-local --case bias_global=bias-global "
     "--case causal_explicit=causal+explicit-global"))
 
+# The flex-style regions every scheme runs: a document mask_mod on segment
+# ids (alone, with causal, with a window), causal written as a mask_mod, a
+# tanh soft-capping score_mod, an ALiBi score_mod (per-head slopes, so the
+# heads must be global under ulysses), and all of them at once.
+config.substitutions.append((
+    "%region_cases",
+    "--case document=none+document --case document_causal=causal+document "
+    "--case causal_mod=none+causal-mod --case softcap=causal+softcap:2 "
+    "--case alibi=causal+alibi "
+    "--case all=window:20+document+causal-mod+softcap:3+alibi"))
+
 # Programs under MPI: one OpenMP thread per rank (the ranks already share
 # the cores), and a time limit so that a hang fails instead of blocking.
 mpirun = shutil.which("mpirun")

@@ -142,7 +142,8 @@ MlirModule cpAttentionLayerBuild(MlirContext ctx,
       spec->explicitMask != CpExplicitMaskNone ? body->getArgument(3) : Value();
   auto attention = AttentionOp::create(
       b, loc, result, body->getArgument(0), body->getArgument(1),
-      body->getArgument(2), mask, gridName, ArrayRef<int16_t>{0},
+      body->getArgument(2), mask, /*mod_operands=*/ValueRange(), gridName,
+      ArrayRef<int16_t>{0},
       maskAttr ? cast<MaskAttr>(maskAttr)
                : MaskAttr::get(context, MaskKind::none),
       static_cast<SequenceLayout>(spec->layout),

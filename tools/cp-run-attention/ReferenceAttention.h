@@ -23,17 +23,27 @@ struct Shape {
   int64_t batch, heads, kvHeads, queries, keys, headDim, valueDim;
 };
 
+/// A score transform that keeps the score.
+struct KeepScore {
+  template <typename T>
+  T operator()(T score, int64_t, int64_t, int64_t, int64_t) const {
+    return score;
+  }
+};
+
 /// out[b, h, i, :] for query rows i in [rowBegin, rowEnd) of a [B, H, Sq, D]
 /// query tensor against [B, Hkv, Sk, D] keys and [B, Hkv, Sk, Dv] values
 /// (row-major). `allowed(b, h, i, j)` says whether row i may see key j;
-/// `bias(b, h, i, j)` is added to the scaled score. A row that sees no key
-/// is 0. Scores are kept for the whole row (L x S work and storage). When
-/// `lse` is given, it receives each row's log(sum_j exp(score_j)) ([B, H,
-/// rows]), -inf for a row that sees no key.
-template <typename T, typename Allowed, typename Bias>
+/// `scoreMod(score, b, h, i, j)` transforms the scaled score, then
+/// `bias(b, h, i, j)` is added. A row that sees no key is 0. Scores are
+/// kept for the whole row (L x S work and storage). When `lse` is given, it
+/// receives each row's log(sum_j exp(score_j)) ([B, H, rows]), -inf for a
+/// row that sees no key.
+template <typename T, typename Allowed, typename Bias,
+          typename ScoreMod = KeepScore>
 void attention(const Shape &s, const T *q, const T *k, const T *v, T *out,
                int64_t rowBegin, int64_t rowEnd, T scale, Allowed allowed,
-               Bias bias, T *lse = nullptr) {
+               Bias bias, T *lse = nullptr, ScoreMod scoreMod = ScoreMod()) {
   std::vector<T> scores(s.keys);
   std::vector<char> visible(s.keys);
   int64_t group = s.heads / s.kvHeads;
@@ -55,7 +65,7 @@ void attention(const Shape &s, const T *q, const T *k, const T *v, T *out,
           T dot = 0;
           for (int64_t d = 0; d < s.headDim; ++d)
             dot += qRow[d] * kHead[j * s.headDim + d];
-          scores[j] = scale * dot + bias(b, h, i, j);
+          scores[j] = scoreMod(scale * dot, b, h, i, j) + bias(b, h, i, j);
           visible[j] = scores[j] != -std::numeric_limits<T>::infinity();
           if (visible[j] && scores[j] > max)
             max = scores[j];

@@ -63,6 +63,17 @@ struct Case {
   /// With +lse: attend the two halves of the keys separately and combine
   /// them with cp.merge.
   bool merge = false;
+  /// Flex-style regions on cp.attention: a document mask_mod over segment
+  /// ids of the global sequence (an extra operand), a causal mask written
+  /// as a mask_mod, and score_mods (tanh soft-capping at `softcap`, ALiBi).
+  bool document = false;
+  bool causalModRegion = false;
+  double softcap = 0;
+  bool alibi = false;
+
+  bool hasModRegions() const {
+    return document || causalModRegion || softcap > 0 || alibi;
+  }
 };
 
 struct Config {
@@ -116,6 +127,8 @@ struct Config {
       "          [--expect-bytes N] [--repeat N] [--device cpu|gpu])\n"
       "  MASK: none | causal | window:W, optionally +explicit-global,\n"
       "        +explicit-local or +bias-global (e.g. causal+explicit-global),\n"
+      "        and regions: +document (mask_mod on segment ids),\n"
+      "        +causal-mod (causal as a mask_mod), +softcap:C, +alibi\n"
       "        and +lse to check the log-sum-exp too (--P 1: the IR is then\n"
       "        cp.local_attention itself)\n");
   std::exit(2);
@@ -143,6 +156,16 @@ Case parseCase(const std::string &text) {
       c.explicitMask = Case::Explicit::localBool;
     } else if (part == "bias-global") {
       c.explicitMask = Case::Explicit::globalBias;
+    } else if (part == "document") {
+      c.document = true;
+    } else if (part == "causal-mod") {
+      c.causalModRegion = true;
+    } else if (part.rfind("softcap:", 0) == 0) {
+      c.softcap = std::atof(part.c_str() + 8);
+      if (c.softcap <= 0)
+        usageError("softcap:C needs C > 0 in '" + text + "'");
+    } else if (part == "alibi") {
+      c.alibi = true;
     } else if (part == "lse") {
       c.lse = true;
     } else if (part == "merge") {
@@ -238,6 +261,9 @@ Config parseArgs(int argc, char **argv) {
     if (cs.lse && c.p != 1)
       usageError("+lse needs --P 1: only cp.local_attention returns the "
                  "log-sum-exp");
+    if (cs.hasModRegions() && cs.lse)
+      usageError("+lse checks cp.local_attention; mask and score regions are "
+                 "checked on cp.attention");
     if ((cs.qOffset || cs.kvOffset || cs.merge) && !cs.lse)
       usageError("+at:QO:KO and +merge need +lse (they are about "
                  "cp.local_attention)");
@@ -309,21 +335,97 @@ public:
       offsets = "  %qo = arith.constant " + std::to_string(cs.qOffset) +
                 " : index\n  %ko = arith.constant " +
                 std::to_string(cs.kvOffset) + " : index\n";
+    std::string seg =
+        cs.document ? ", %seg: " + tensorType({c.seq}, "i32") : std::string();
     return "func.func @" + cs.name + "(%q: " + qType + ", %k: " + kType +
            ", %v: " + vType + (maskType.empty() ? "" : ", %m: " + maskType) +
-           ") -> " + results + " {\n" + offsets + body + "}\n";
+           seg + ") -> " + results + " {\n" + offsets + body + "}\n";
   }
 
 private:
+  /// An f32 literal MLIR parses as a float (it always has an exponent).
+  static std::string floatLiteral(double x) {
+    char text[64];
+    std::snprintf(text, sizeof(text), "%.9e", x);
+    return text;
+  }
+
+  /// The mask_mod and score_mod regions of the case, on global positions.
+  std::string modRegions() const {
+    std::string segArg =
+        cs.document ? ", %s: " + tensorType({c.seq}, "i32") : std::string();
+    std::string header =
+        "(%b: index, %h: index, %qi: index, %ki: index" + segArg + "):\n";
+    std::string text;
+    if (cs.document || cs.causalModRegion) {
+      std::string body, result;
+      if (cs.document)
+        body += "        %sq = tensor.extract %s[%qi] : " +
+                tensorType({c.seq}, "i32") +
+                "\n        %sk = tensor.extract %s[%ki] : " +
+                tensorType({c.seq}, "i32") +
+                "\n        %same = arith.cmpi eq, %sq, %sk : i32\n";
+      if (cs.causalModRegion)
+        body += "        %past = arith.cmpi ule, %ki, %qi : index\n";
+      if (cs.document && cs.causalModRegion) {
+        body += "        %both = arith.andi %same, %past : i1\n";
+        result = "%both";
+      } else {
+        result = cs.document ? "%same" : "%past";
+      }
+      text += "      mask_mod {\n      ^bb0" + header + body +
+              "        cp.yield " + result + " : i1\n      }\n";
+    }
+    if (cs.softcap > 0 || cs.alibi) {
+      std::string body, score = "%x";
+      if (cs.softcap > 0) {
+        body += "        %cap = arith.constant " + floatLiteral(cs.softcap) +
+                " : f32\n        %xs = arith.divf %x, %cap : f32\n"
+                "        %t = math.tanh %xs : f32\n"
+                "        %capped = arith.mulf %t, %cap : f32\n";
+        score = "%capped";
+      }
+      if (cs.alibi) {
+        // slope(h) = 2^(-8 (h + 1) / H), bias = slope * (kv - q).
+        body += "        %one = arith.constant 1 : index\n"
+                "        %h1 = arith.addi %h, %one : index\n"
+                "        %h1i = arith.index_cast %h1 : index to i64\n"
+                "        %h1f = arith.sitofp %h1i : i64 to f32\n"
+                "        %rate = arith.constant " +
+                floatLiteral(-8.0 / c.heads) +
+                " : f32\n"
+                "        %e = arith.mulf %h1f, %rate : f32\n"
+                "        %slope = math.exp2 %e : f32\n"
+                "        %qii = arith.index_cast %qi : index to i64\n"
+                "        %kii = arith.index_cast %ki : index to i64\n"
+                "        %dist = arith.subi %kii, %qii : i64\n"
+                "        %distf = arith.sitofp %dist : i64 to f32\n"
+                "        %bias = arith.mulf %slope, %distf : f32\n"
+                "        %biased = arith.addf " +
+                score + ", %bias : f32\n";
+        score = "%biased";
+      }
+      text += "      score_mod {\n      ^bb0(%x: f32, " + header.substr(1) +
+              body + "        cp.yield " + score + " : f32\n      }\n";
+    }
+    return text;
+  }
+
   /// cp.attention on the CP group; a scheme pass decides how.
   std::string shardedAttention() const {
     std::string scheme = c.scheme.empty() ? "" : " scheme = " + c.scheme;
     std::string mask = maskType.empty() ? "" : " explicit_mask %m";
     std::string layout = c.zigzag ? " layout = zigzag" : "";
-    return "  %o = cp.attention %q, %k, %v" + mask + " on @cp grid_axes = [0]" +
-           structured + layout + scheme + "\n      : " + qType + ", " + kType +
-           ", " + vType + (maskType.empty() ? "" : ", " + maskType) + " -> " +
-           oType + "\n  return %o : " + oType + "\n";
+    std::string mods =
+        cs.document ? " mod_operands(%seg : " + tensorType({c.seq}, "i32") + ")"
+                    : std::string();
+    std::string regions = modRegions();
+    return "  %o = cp.attention %q, %k, %v" + mask + mods +
+           " on @cp grid_axes = [0]" + structured + layout + scheme +
+           (regions.empty() ? "\n" : "\n" + regions) + "      : " + qType +
+           ", " + kType + ", " + vType +
+           (maskType.empty() ? "" : ", " + maskType) + " -> " + oType +
+           "\n  return %o : " + oType + "\n";
   }
 
   /// `o`, `lse` = cp.local_attention of `q` against the `keys` keys and
@@ -521,6 +623,29 @@ double explicitBias(int64_t q, int64_t k) {
   return (static_cast<double>(x % 7) - 3.0) * 0.25;
 }
 
+/// Segment ids of the global sequence for document masks: non-decreasing,
+/// documents of 1 to ~60 tokens.
+std::vector<int32_t> segmentIds(int64_t length) {
+  std::vector<int32_t> ids(length);
+  int32_t id = 0;
+  for (int64_t i = 0; i < length; ++i) {
+    if (i > 0 && hash(7, i, 0, 0) % 23 == 0)
+      ++id;
+    ids[i] = id;
+  }
+  return ids;
+}
+
+/// What the case's score_mod does to a scaled score, in double.
+double modifiedScore(const Case &c, int64_t heads, double score, int64_t h,
+                     int64_t q, int64_t k) {
+  if (c.softcap > 0)
+    score = std::tanh(score / c.softcap) * c.softcap;
+  if (c.alibi)
+    score += std::exp2(-8.0 * (h + 1) / heads) * double(k - q);
+  return score;
+}
+
 bool structuredAllows(const Case &c, int64_t q, int64_t k) {
   if (c.structured == "causal")
     return k <= q;
@@ -601,8 +726,13 @@ Outcome runCase(const Config &c, const Case &cs, void *library, int rank) {
                              s,       c.headDim, c.valueDim};
   std::vector<double> expected(c.batch * c.heads * l * c.valueDim);
   std::vector<double> expectedLse(c.batch * c.heads * l);
+  std::vector<int32_t> segments = segmentIds(s);
   auto allowed = [&](int64_t, int64_t h, int64_t i, int64_t j) {
     if (!structuredAllows(cs, cs.qOffset + i, cs.kvOffset + j))
+      return false;
+    if (cs.causalModRegion && j > i)
+      return false;
+    if (cs.document && segments[i] != segments[j])
       return false;
     if (cs.explicitMask == Case::Explicit::globalBool ||
         cs.explicitMask == Case::Explicit::localBool)
@@ -627,10 +757,14 @@ Outcome runCase(const Config &c, const Case &cs, void *library, int rank) {
   for (auto [begin, count] : blocks) {
     std::vector<double> rows(c.batch * c.heads * count * c.valueDim);
     std::vector<double> rowsLse(c.batch * c.heads * count);
+    auto scoreMod = [&](double score, int64_t, int64_t h, int64_t i,
+                        int64_t j) {
+      return modifiedScore(cs, c.heads, score, h, i, j);
+    };
     cp::reference::attention<double>(
         shape, q.values.data(), k.values.data(), v.values.data(), rows.data(),
         begin, begin + count, 1.0 / std::sqrt(double(c.headDim)), allowed,
-        biasOf, cs.lse ? rowsLse.data() : nullptr);
+        biasOf, cs.lse ? rowsLse.data() : nullptr, scoreMod);
     for (int64_t bh = 0; bh < c.batch * c.heads; ++bh)
       for (int64_t i = 0; i < count; ++i) {
         for (int64_t d = 0; d < c.valueDim; ++d)
@@ -672,6 +806,9 @@ Outcome runCase(const Config &c, const Case &cs, void *library, int rank) {
   }
   auto dq = describe<4>(qLocal), dk = describe<4>(kLocal),
        dv = describe<4>(vLocal), dout = describe<4>(out);
+  // The segment ids (global, the same on every rank) for document masks.
+  int64_t segmentShape[1] = {s};
+  auto dseg = denseDescriptor<1>(segments.data(), segmentShape);
   auto dm4 = mask.shape.size() == 4 ? describe<4>(mask) : Descriptor<4>{};
   auto dm2 = mask.shape.size() == 2 ? describe<2>(mask) : Descriptor<2>{};
   void *dmask = mask.shape.size() == 4 ? static_cast<void *>(&dm4)
@@ -692,6 +829,8 @@ Outcome runCase(const Config &c, const Case &cs, void *library, int rank) {
       else
         device->mirror(dm2, mask.bytes.size());
     }
+    if (cs.document)
+      device->mirror(dseg, segments.size() * sizeof(int32_t));
     if (cs.lse)
       device->mirror(dlse, lse.size() * sizeof(float));
     device->synchronize();
@@ -700,6 +839,8 @@ Outcome runCase(const Config &c, const Case &cs, void *library, int rank) {
   std::vector<void *> args{&dq, &dk, &dv};
   if (cs.explicitMask != Case::Explicit::none)
     args.push_back(dmask);
+  if (cs.document)
+    args.push_back(&dseg);
   args.push_back(&dout);
   if (cs.lse)
     args.push_back(&dlse);
@@ -707,13 +848,24 @@ Outcome runCase(const Config &c, const Case &cs, void *library, int rank) {
     using Fn4 = void (*)(void *, void *, void *, void *);
     using Fn5 = void (*)(void *, void *, void *, void *, void *);
     using Fn6 = void (*)(void *, void *, void *, void *, void *, void *);
-    if (args.size() == 4)
+    using Fn7 =
+        void (*)(void *, void *, void *, void *, void *, void *, void *);
+    switch (args.size()) {
+    case 4:
       reinterpret_cast<Fn4>(entry)(args[0], args[1], args[2], args[3]);
-    else if (args.size() == 5)
+      break;
+    case 5:
       reinterpret_cast<Fn5>(entry)(args[0], args[1], args[2], args[3], args[4]);
-    else
+      break;
+    case 6:
       reinterpret_cast<Fn6>(entry)(args[0], args[1], args[2], args[3], args[4],
                                    args[5]);
+      break;
+    default:
+      reinterpret_cast<Fn7>(entry)(args[0], args[1], args[2], args[3], args[4],
+                                   args[5], args[6]);
+      break;
+    }
   };
 
   call(); // warm-up: communicators, page faults

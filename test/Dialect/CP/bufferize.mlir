@@ -125,3 +125,46 @@ func.func @relayout(%x: tensor<1x8x64x32xf32>) -> tensor<1x8x64x32xf32> {
   %0 = cp.relayout %x on @cp grid_axes = [0] seq_axis = 2 from contiguous to zigzag : tensor<1x8x64x32xf32>
   return %0 : tensor<1x8x64x32xf32>
 }
+
+// -----
+
+// mask_mod / score_mod regions become private functions next to the
+// function (buffer ops hold no regions, so the deallocation passes need no
+// control-flow model of them); reads of a mod operand become memref.load
+// of its buffer.
+// CHECK-LABEL: func.func private @cp_mask_mod
+// CHECK-SAME: (%{{.*}}: index, %{{.*}}: index, %[[QI:.*]]: index, %[[KI:.*]]: index, %[[S:.*]]: memref<256xi32>) -> i1
+// CHECK: %[[A:.*]] = memref.load %[[S]][%[[QI]]]
+// CHECK: %[[B:.*]] = memref.load %[[S]][%[[KI]]]
+// CHECK: %[[SAME:.*]] = arith.cmpi eq, %[[A]], %[[B]]
+// CHECK: return %[[SAME]] : i1
+// CHECK-LABEL: func.func private @cp_score_mod
+// CHECK-SAME: (%[[X:.*]]: f32, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: memref<256xi32>) -> f32
+// CHECK: math.tanh
+// CHECK: return
+// CHECK-LABEL: func @mod_regions
+// CHECK-SAME: %[[SEG:[^:]*]]: memref<256xi32>
+// CHECK: cp.buffer.local_attention {{.*}} mod_operands(%[[SEG]] : memref<256xi32>) into %{{.*}} mask = causal mask_mod = @cp_mask_mod score_mod = @cp_score_mod
+func.func @mod_regions(%q: tensor<1x8x64x32xf32>, %k: tensor<1x2x256x32xf32>,
+                       %v: tensor<1x2x256x32xf32>, %seg: tensor<256xi32>,
+                       %qo: index) -> tensor<1x8x64x32xf32> {
+  %c0 = arith.constant 0 : index
+  %o = cp.local_attention %q, %k, %v offsets(%qo, %c0) mod_operands(%seg : tensor<256xi32>) mask = causal
+      mask_mod {
+      ^bb0(%b: index, %h: index, %qi: index, %ki: index, %s: tensor<256xi32>):
+        %a = tensor.extract %s[%qi] : tensor<256xi32>
+        %c = tensor.extract %s[%ki] : tensor<256xi32>
+        %same = arith.cmpi eq, %a, %c : i32
+        cp.yield %same : i1
+      }
+      score_mod {
+      ^bb0(%x: f32, %b: index, %h: index, %qi: index, %ki: index, %s: tensor<256xi32>):
+        %cap = arith.constant 2.0 : f32
+        %xs = arith.divf %x, %cap : f32
+        %t = math.tanh %xs : f32
+        %y = arith.mulf %t, %cap : f32
+        cp.yield %y : f32
+      }
+      : tensor<1x8x64x32xf32>, tensor<1x2x256x32xf32>, tensor<1x2x256x32xf32> -> tensor<1x8x64x32xf32>
+  return %o : tensor<1x8x64x32xf32>
+}

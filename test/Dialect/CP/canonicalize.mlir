@@ -129,3 +129,93 @@ func.func @relayout_folds(%x: tensor<1x8x16x32xf32>) -> (tensor<1x8x16x32xf32>, 
   %2 = cp.relayout %x on @cp grid_axes = [0] seq_axis = 2 from contiguous to zigzag : tensor<1x8x16x32xf32>
   return %0, %1, %2 : tensor<1x8x16x32xf32>, tensor<1x8x16x32xf32>, tensor<1x8x16x32xf32>
 }
+
+// -----
+
+// A mask_mod that is only a causal or sliding-window predicate on the
+// global positions is that structured mask: it folds into `mask`, which the
+// lowerings evaluate per tile rather than per element.
+shard.grid @cp(shape = 4)
+// CHECK-LABEL: func @structured_mask_mod
+// CHECK: cp.attention %{{.*}}, %{{.*}}, %{{.*}} on @cp grid_axes = [0] mask = causal :
+// Causal and q - kv < 32: a window of 32 keys.
+// CHECK: cp.local_attention {{.*}} mask = sliding_window(32) :
+// The intersection with the op's own mask.
+// CHECK: cp.local_attention {{.*}} mask = sliding_window(16) :
+func.func @structured_mask_mod(%q: tensor<1x8x64x32xf32>, %k: tensor<1x2x64x32xf32>,
+                               %v: tensor<1x2x64x32xf32>, %qo: index)
+    -> (tensor<1x8x64x32xf32>, tensor<1x8x64x32xf32>, tensor<1x8x64x32xf32>) {
+  %0 = cp.attention %q, %k, %v on @cp grid_axes = [0]
+      mask_mod {
+      ^bb0(%b: index, %h: index, %qi: index, %ki: index):
+        %past = arith.cmpi ule, %ki, %qi : index
+        cp.yield %past : i1
+      }
+      : tensor<1x8x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32> -> tensor<1x8x64x32xf32>
+  %1 = cp.local_attention %q, %k, %v offsets(%qo, %qo)
+      mask_mod {
+      ^bb0(%b: index, %h: index, %qi: index, %ki: index):
+        %past = arith.cmpi sge, %qi, %ki : index
+        %d = arith.subi %qi, %ki : index
+        %w = arith.constant 32 : index
+        %near = arith.cmpi slt, %d, %w : index
+        %both = arith.andi %near, %past : i1
+        cp.yield %both : i1
+      }
+      : tensor<1x8x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32> -> tensor<1x8x64x32xf32>
+  %2 = cp.local_attention %q, %k, %v offsets(%qo, %qo) mask = sliding_window(16)
+      mask_mod {
+      ^bb0(%b: index, %h: index, %qi: index, %ki: index):
+        %past = arith.cmpi ule, %ki, %qi : index
+        %d = arith.subi %qi, %ki : index
+        %w = arith.constant 31 : index
+        %near = arith.cmpi sle, %d, %w : index
+        %both = arith.andi %past, %near : i1
+        cp.yield %both : i1
+      }
+      : tensor<1x8x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32> -> tensor<1x8x64x32xf32>
+  return %0, %1, %2 : tensor<1x8x64x32xf32>, tensor<1x8x64x32xf32>, tensor<1x8x64x32xf32>
+}
+
+// -----
+
+// Anything else stays a region: a document predicate, a window without the
+// causal bound (it lets future keys in), or a predicate on heads.
+shard.grid @cp(shape = 4)
+// CHECK-LABEL: func @kept_mask_mod
+// CHECK-COUNT-3: mask_mod {
+func.func @kept_mask_mod(%q: tensor<1x8x64x32xf32>, %k: tensor<1x2x64x32xf32>,
+                         %v: tensor<1x2x64x32xf32>, %seg: tensor<256xi32>)
+    -> (tensor<1x8x64x32xf32>, tensor<1x8x64x32xf32>, tensor<1x8x64x32xf32>) {
+  %0 = cp.attention %q, %k, %v mod_operands(%seg : tensor<256xi32>) on @cp grid_axes = [0]
+      mask_mod {
+      ^bb0(%b: index, %h: index, %qi: index, %ki: index, %s: tensor<256xi32>):
+        %past = arith.cmpi ule, %ki, %qi : index
+        %a = tensor.extract %s[%qi] : tensor<256xi32>
+        %c = tensor.extract %s[%ki] : tensor<256xi32>
+        %same = arith.cmpi eq, %a, %c : i32
+        %both = arith.andi %past, %same : i1
+        cp.yield %both : i1
+      }
+      : tensor<1x8x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32> -> tensor<1x8x64x32xf32>
+  %1 = cp.attention %q, %k, %v on @cp grid_axes = [0]
+      mask_mod {
+      ^bb0(%b: index, %h: index, %qi: index, %ki: index):
+        %d = arith.subi %qi, %ki : index
+        %w = arith.constant 32 : index
+        %near = arith.cmpi slt, %d, %w : index
+        cp.yield %near : i1
+      }
+      : tensor<1x8x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32> -> tensor<1x8x64x32xf32>
+  %2 = cp.attention %q, %k, %v on @cp grid_axes = [0]
+      mask_mod {
+      ^bb0(%b: index, %h: index, %qi: index, %ki: index):
+        %past = arith.cmpi ule, %ki, %qi : index
+        %c4 = arith.constant 4 : index
+        %low = arith.cmpi ult, %h, %c4 : index
+        %both = arith.andi %past, %low : i1
+        cp.yield %both : i1
+      }
+      : tensor<1x8x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32> -> tensor<1x8x64x32xf32>
+  return %0, %1, %2 : tensor<1x8x64x32xf32>, tensor<1x8x64x32xf32>, tensor<1x8x64x32xf32>
+}

@@ -548,3 +548,108 @@ func.func @f(%r: !cp.request) {
   cp.buffer.wait %r
   return
 }
+
+// -----
+
+// mask_mod / score_mod regions: (b, h, q_idx, kv_idx : index) then one
+// argument per mod operand.
+shard.grid @cp(shape = 4)
+func.func @f(%q: tensor<1x8x64x32xf32>, %k: tensor<1x2x64x32xf32>, %v: tensor<1x2x64x32xf32>, %seg: tensor<256xi32>) {
+  // expected-error @+1 {{expects mask_mod to take (b, h, q_idx, kv_idx: index, then one argument per mod operand), that is (index, index, index, index, tensor<256xi32>), got (index, index, index, index)}}
+  %0 = cp.attention %q, %k, %v mod_operands(%seg : tensor<256xi32>) on @cp grid_axes = [0]
+      mask_mod {
+      ^bb0(%b: index, %h: index, %qi: index, %ki: index):
+        %past = arith.cmpi ule, %ki, %qi : index
+        cp.yield %past : i1
+      }
+      : tensor<1x8x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32> -> tensor<1x8x64x32xf32>
+  return
+}
+
+// -----
+
+shard.grid @cp(shape = 4)
+func.func @f(%q: tensor<1x8x64x32xf32>, %k: tensor<1x2x64x32xf32>, %v: tensor<1x2x64x32xf32>) {
+  // expected-error @+1 {{expects score_mod to end in cp.yield of 'f32'}}
+  %0 = cp.attention %q, %k, %v on @cp grid_axes = [0]
+      score_mod {
+      ^bb0(%x: f32, %b: index, %h: index, %qi: index, %ki: index):
+        %past = arith.cmpi ule, %ki, %qi : index
+        cp.yield %past : i1
+      }
+      : tensor<1x8x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32> -> tensor<1x8x64x32xf32>
+  return
+}
+
+// -----
+
+// Region bodies are scalar code: arith, math and reads of mod operands.
+shard.grid @cp(shape = 4)
+func.func @f(%q: tensor<1x8x64x32xf32>, %k: tensor<1x2x64x32xf32>, %v: tensor<1x2x64x32xf32>) {
+  // expected-error @+1 {{expects mask_mod to hold arith and math ops and reads of its mod operands (tensor.extract, memref.load), found 'tensor.empty'}}
+  %0 = cp.attention %q, %k, %v on @cp grid_axes = [0]
+      mask_mod {
+      ^bb0(%b: index, %h: index, %qi: index, %ki: index):
+        %t = tensor.empty() : tensor<4xi1>
+        %e = tensor.extract %t[%qi] : tensor<4xi1>
+        cp.yield %e : i1
+      }
+      : tensor<1x8x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32> -> tensor<1x8x64x32xf32>
+  return
+}
+
+// -----
+
+// A region reads values of the enclosing function only as mod operands.
+shard.grid @cp(shape = 4)
+func.func @f(%q: tensor<1x8x64x32xf32>, %k: tensor<1x2x64x32xf32>, %v: tensor<1x2x64x32xf32>, %w: index) {
+  // expected-note @+1 {{required by region isolation constraints}}
+  %0 = cp.attention %q, %k, %v on @cp grid_axes = [0]
+      mask_mod {
+      ^bb0(%b: index, %h: index, %qi: index, %ki: index):
+        // expected-error @+1 {{using value defined outside the region}}
+        %near = arith.cmpi ule, %ki, %w : index
+        cp.yield %near : i1
+      }
+      : tensor<1x8x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32> -> tensor<1x8x64x32xf32>
+  return
+}
+
+// -----
+
+shard.grid @cp(shape = 4)
+func.func @f(%q: tensor<1x8x64x32xf32>, %k: tensor<1x2x64x32xf32>, %v: tensor<1x2x64x32xf32>, %seg: tensor<256xi32>) {
+  // expected-error @+1 {{has mod_operands but no mask_mod or score_mod region to read them}}
+  %0 = cp.attention %q, %k, %v mod_operands(%seg : tensor<256xi32>) on @cp grid_axes = [0]
+      : tensor<1x8x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32> -> tensor<1x8x64x32xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: i1) {
+  // expected-error @+1 {{'cp.yield' op expects parent op to be one of 'cp.attention, cp.local_attention'}}
+  cp.yield %x : i1
+}
+
+// -----
+
+// The outlined form: mask_mod names a function with the region's signature.
+func.func @f(%q: memref<1x8x64x32xf32>, %k: memref<1x2x256x32xf32>, %v: memref<1x2x256x32xf32>, %o: memref<1x8x64x32xf32>, %qo: index) {
+  // expected-error @+1 {{expects mask_mod @missing to name a func.func}}
+  cp.buffer.local_attention %q, %k, %v offsets(%qo, %qo) into %o mask_mod = @missing
+      : memref<1x8x64x32xf32>, memref<1x2x256x32xf32>, memref<1x2x256x32xf32> into memref<1x8x64x32xf32>
+  return
+}
+
+// -----
+
+func.func private @score(%x: f32, %b: index, %h: index, %qi: index) -> f32 {
+  return %x : f32
+}
+func.func @f(%q: memref<1x8x64x32xf32>, %k: memref<1x2x256x32xf32>, %v: memref<1x2x256x32xf32>, %o: memref<1x8x64x32xf32>, %qo: index) {
+  // expected-error @+1 {{expects score_mod to take (score: f32, b, h, q_idx, kv_idx: index, then one argument per mod operand), that is (f32, index, index, index, index), got (f32, index, index, index)}}
+  cp.buffer.local_attention %q, %k, %v offsets(%qo, %qo) into %o score_mod = @score
+      : memref<1x8x64x32xf32>, memref<1x2x256x32xf32>, memref<1x2x256x32xf32> into memref<1x8x64x32xf32>
+  return
+}

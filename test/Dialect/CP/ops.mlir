@@ -175,3 +175,72 @@ func.func @split_phase(%x: memref<1x2x64x32xf32>, %y: memref<1x2x64x32xf32>,
   cp.buffer.relayout %x into %y on @cp grid_axes = [0] seq_axis = 2 from zigzag to contiguous : memref<1x2x64x32xf32> into memref<1x2x64x32xf32>
   return
 }
+
+// Flex-style regions on global positions: a document mask_mod reading the
+// segment ids passed as a mod operand, and a soft-capping score_mod.
+// CHECK-LABEL: func @mod_regions
+func.func @mod_regions(%q: tensor<1x8x64x32xf32>, %k: tensor<1x2x64x32xf32>,
+                       %v: tensor<1x2x64x32xf32>, %seg: tensor<256xi32>,
+                       %qo: index, %h0: index) {
+  // CHECK: cp.attention %{{.*}}, %{{.*}}, %{{.*}} mod_operands(%{{.*}} : tensor<256xi32>) on @cp grid_axes = [0] mask = causal mask_mod {
+  // CHECK: ^bb0(%{{.*}}: index, %{{.*}}: index, %[[QI:.*]]: index, %[[KI:.*]]: index, %[[S:.*]]: tensor<256xi32>):
+  // CHECK: tensor.extract %[[S]][%[[QI]]]
+  // CHECK: cp.yield %{{.*}} : i1
+  // CHECK: } score_mod {
+  // CHECK: ^bb0(%{{.*}}: f32, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: tensor<256xi32>):
+  // CHECK: math.tanh
+  // CHECK: cp.yield %{{.*}} : f32
+  %0 = cp.attention %q, %k, %v mod_operands(%seg : tensor<256xi32>)
+      on @cp grid_axes = [0] mask = causal
+      mask_mod {
+      ^bb0(%b: index, %h: index, %qi: index, %ki: index, %s: tensor<256xi32>):
+        %a = tensor.extract %s[%qi] : tensor<256xi32>
+        %c = tensor.extract %s[%ki] : tensor<256xi32>
+        %same = arith.cmpi eq, %a, %c : i32
+        cp.yield %same : i1
+      }
+      score_mod {
+      ^bb0(%x: f32, %b: index, %h: index, %qi: index, %ki: index, %s: tensor<256xi32>):
+        %cap = arith.constant 2.0 : f32
+        %xs = arith.divf %x, %cap : f32
+        %t = math.tanh %xs : f32
+        %y = arith.mulf %t, %cap : f32
+        cp.yield %y : f32
+      }
+      : tensor<1x8x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32>
+        -> tensor<1x8x64x32xf32>
+  // CHECK: cp.local_attention %{{.*}} offsets(%{{.*}}, %{{.*}}) head_offset(%{{.*}}) mask_mod {
+  // CHECK: arith.cmpi ule
+  %1 = cp.local_attention %q, %k, %v offsets(%qo, %qo) head_offset(%h0)
+      mask_mod {
+      ^bb0(%b: index, %h: index, %qi: index, %ki: index):
+        %past = arith.cmpi ule, %ki, %qi : index
+        cp.yield %past : i1
+      }
+      : tensor<1x8x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32>
+        -> tensor<1x8x64x32xf32>
+  return
+}
+
+// The bufferized form names outlined functions.
+// CHECK-LABEL: func.func private @same_document
+func.func private @same_document(%b: index, %h: index, %qi: index, %ki: index,
+                                 %s: memref<256xi32>) -> i1 {
+  %a = memref.load %s[%qi] : memref<256xi32>
+  %c = memref.load %s[%ki] : memref<256xi32>
+  %same = arith.cmpi eq, %a, %c : i32
+  return %same : i1
+}
+// CHECK-LABEL: func @buffer_mod_function
+func.func @buffer_mod_function(%q: memref<1x8x64x32xf32>, %k: memref<1x2x256x32xf32>,
+                               %v: memref<1x2x256x32xf32>, %seg: memref<256xi32>,
+                               %o: memref<1x8x64x32xf32>, %qo: index) {
+  %c0 = arith.constant 0 : index
+  // CHECK: cp.buffer.local_attention %{{.*}} offsets(%{{.*}}, %{{.*}}) mod_operands(%{{.*}} : memref<256xi32>) into %{{.*}} mask = causal mask_mod = @same_document
+  cp.buffer.local_attention %q, %k, %v offsets(%qo, %c0)
+      mod_operands(%seg : memref<256xi32>) into %o mask = causal
+      mask_mod = @same_document
+      : memref<1x8x64x32xf32>, memref<1x2x256x32xf32>, memref<1x2x256x32xf32>
+        into memref<1x8x64x32xf32>
+  return
+}

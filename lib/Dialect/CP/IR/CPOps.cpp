@@ -8,6 +8,7 @@
 
 #include "cp/Dialect/CP/IR/CPOps.h"
 #include "cp/Dialect/CP/IR/CPAttrBodies.h"
+#include "cp/Dialect/CP/IR/ModRegions.h"
 #include "cp/Dialect/CP/IR/SchemeConstraints.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -275,6 +276,9 @@ LogicalResult AttentionOp::verify() {
     return emitOpError("layout = zigzag holds two chunks of L/2 rows and "
                        "needs an even local length L, got L = ")
            << len << "; pad the sequence to a multiple of 2 * P";
+  if (failed(verifyModRegions(*this, getMaskMod(), getScoreMod(),
+                              getModOperands())))
+    return failure();
   if (getExplicitMask())
     return verifyExplicitMaskLayout(*this, getExplicitMask().getType(), q);
   return success();
@@ -351,6 +355,9 @@ static LogicalResult verifyLocalAttention(Operation *op, ShapedType q,
 }
 
 LogicalResult LocalAttentionOp::verify() {
+  if (failed(verifyModRegions(*this, getMaskMod(), getScoreMod(),
+                              getModOperands())))
+    return failure();
   return verifyLocalAttention(*this, getQuery().getType(), getKey().getType(),
                               getValue().getType(), getOutput().getType(),
                               getExplicitMask(), getLse());
@@ -387,9 +394,42 @@ struct FoldOffsetMaskIntoAttention : public OpRewritePattern<LocalAttentionOp> {
 };
 } // namespace
 
+namespace {
+/// A mask_mod that is only a causal or sliding-window predicate on the
+/// global positions is that structured mask: fold it into the `mask`
+/// attribute, which the lowerings evaluate per tile instead of per element.
+template <typename AttentionLikeOp>
+struct FoldStructuredMaskMod : public OpRewritePattern<AttentionLikeOp> {
+  using OpRewritePattern<AttentionLikeOp>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AttentionLikeOp op,
+                                PatternRewriter &rewriter) const override {
+    if (op.getMaskMod().empty())
+      return failure();
+    MaskModAnalysis analysis = analyzeMaskMod(op.getMaskMod());
+    if (!analysis.onlyStructured)
+      return failure();
+    rewriter.eraseBlock(&op.getMaskMod().front());
+    rewriter.modifyOpInPlace(op, [&] {
+      op.setMaskAttr(
+          intersectMasks(op.getContext(), op.getMask(), analysis.structured));
+      if (op.getScoreMod().empty())
+        op.getModOperandsMutable().clear();
+    });
+    return success();
+  }
+};
+} // namespace
+
 void LocalAttentionOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                                    MLIRContext *context) {
-  results.add<FoldOffsetMaskIntoAttention>(context);
+  results.add<FoldOffsetMaskIntoAttention,
+              FoldStructuredMaskMod<LocalAttentionOp>>(context);
+}
+
+void AttentionOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                              MLIRContext *context) {
+  results.add<FoldStructuredMaskMod<AttentionOp>>(context);
 }
 
 //===----------------------------------------------------------------------===//
@@ -603,9 +643,44 @@ LogicalResult MergeOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult BufferLocalAttentionOp::verify() {
+  if (!getMaskModAttr() && !getScoreModAttr() && !getModOperands().empty())
+    return emitOpError("has mod_operands but no mask_mod or score_mod "
+                       "function to read them");
   return verifyLocalAttention(*this, getQuery().getType(), getKey().getType(),
                               getValue().getType(), getOutput().getType(),
                               getExplicitMask(), getLse());
+}
+
+static func::FuncOp lookupModFunction(Operation *op, FlatSymbolRefAttr name) {
+  if (!name)
+    return {};
+  return SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(op, name);
+}
+
+func::FuncOp BufferLocalAttentionOp::getMaskModFunction() {
+  return lookupModFunction(*this, getMaskModAttr());
+}
+
+func::FuncOp BufferLocalAttentionOp::getScoreModFunction() {
+  return lookupModFunction(*this, getScoreModAttr());
+}
+
+LogicalResult
+BufferLocalAttentionOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  for (auto [name, isMask] : {std::pair(getMaskModAttr(), true),
+                              std::pair(getScoreModAttr(), false)}) {
+    if (!name)
+      continue;
+    auto function =
+        symbolTable.lookupNearestSymbolFrom<func::FuncOp>(*this, name);
+    if (!function)
+      return emitOpError("expects ") << (isMask ? "mask_mod" : "score_mod")
+                                     << " " << name << " to name a func.func";
+    if (failed(verifyModFunction(*this, function, isMask, getModOperands(),
+                                 /*checkBody=*/false)))
+      return failure();
+  }
+  return success();
 }
 
 LogicalResult BufferAllGatherOp::verify() {

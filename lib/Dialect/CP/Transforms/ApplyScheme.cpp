@@ -21,6 +21,7 @@
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/StringExtras.h"
 
@@ -157,16 +158,25 @@ public:
     RankedTensorType outType =
         withDim(withDim(op.getResult(), kSeqDim, dimOf(q, kSeqDim)), kHeadsDim,
                 dimOf(q, kHeadsDim));
-    auto out =
-        LocalAttentionOp::create(b, loc, outType,
-                                 /*lse=*/Type(), q, k, v, qOffset, kvOffset,
-                                 mask, op.getMaskAttr(), op.getScaleAttr());
+    auto out = LocalAttentionOp::create(
+        b, loc, outType,
+        /*lse=*/Type(), q, k, v, qOffset, kvOffset, headOffset, mask,
+        op.getModOperands(), op.getMaskAttr(), op.getScaleAttr());
     mark(out);
     return out.getOutput();
   }
-  void mark(Operation *attention) {
+  /// Marks a local attention with the scheme and its traffic, and gives it
+  /// the op's mask_mod and score_mod: they are written on global positions,
+  /// which the local op's offsets (and head offset) supply.
+  void mark(LocalAttentionOp attention) {
     attention->setAttr("cp.scheme", scheme);
     attention->setAttr("cp.bytes_per_rank", b.getI64IntegerAttr(bytesPerRank));
+    IRMapping mapping;
+    op.getMaskMod().cloneInto(&attention.getMaskMod(), mapping);
+    op.getScoreMod().cloneInto(&attention.getScoreMod(), mapping);
+  }
+  bool hasModRegions() {
+    return !op.getMaskMod().empty() || !op.getScoreMod().empty();
   }
 
   /// A partial result: the f32 output and log-sum-exp of some queries
@@ -183,8 +193,8 @@ public:
     auto lseType = RankedTensorType::get(
         {shape.batch, shape.heads, qType.getDimSize(kSeqDim)}, b.getF32Type());
     auto attention = LocalAttentionOp::create(
-        b, loc, outType, lseType, q, k, v, qOffset, kvOffset, mask,
-        op.getMaskAttr(), op.getScaleAttr());
+        b, loc, outType, lseType, q, k, v, qOffset, kvOffset, headOffset, mask,
+        op.getModOperands(), op.getMaskAttr(), op.getScaleAttr());
     mark(attention);
     return {attention.getOutput(), attention.getLse()};
   }
@@ -260,6 +270,9 @@ public:
   int64_t bytesPerRank = 0;
   /// The op's operands, in the layout the scheme computes in.
   Value query, key, value, mask;
+  /// The global index of the first head local attentions compute, for mod
+  /// regions (null: 0).
+  Value headOffset;
 };
 
 Value SchemeBuilder::rewriteAllGather(const Group &cp) {
@@ -299,6 +312,8 @@ Value SchemeBuilder::rewriteUlysses(const Group &inner, const Group *outer) {
     m = sliceGlobalMask(m, qOffset, blockLen, mul(inner.index, localHeads),
                         localHeads);
   }
+  if (hasModRegions())
+    headOffset = mul(inner.index, localHeads);
   Value out = localAttention(q, k, v, qOffset, index(0), m);
   return allToAll(inner, out, kSeqDim, kHeadsDim);
 }

@@ -9,6 +9,7 @@
 
 #include "cp/Dialect/CP/Transforms/BufferizableOpInterfaceImpl.h"
 #include "cp/Dialect/CP/IR/CPOps.h"
+#include "cp/Dialect/CP/IR/ModRegions.h"
 #include "cp/Dialect/CP/IR/StructuredMask.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
@@ -125,10 +126,30 @@ struct LocalAttentionModel
         return failure();
       lse = *lseBuffer;
     }
-    BufferLocalAttentionOp::create(
+    auto buffered = BufferLocalAttentionOp::create(
         rewriter, loc, in.getQuery(), in.getKey(), in.getValue(),
-        in.getQOffset(), in.getKvOffset(), in.getExplicitMask(), *output, lse,
-        attention.getMaskAttr(), attention.getScaleAttr());
+        in.getQOffset(), in.getKvOffset(), in.getHeadOffset(),
+        in.getExplicitMask(), in.getModOperands(), *output, lse,
+        attention.getMaskAttr(), attention.getScaleAttr(),
+        /*mask_mod=*/FlatSymbolRefAttr(), /*score_mod=*/FlatSymbolRefAttr());
+    // The regions become private functions reading the mod operands'
+    // buffers.
+    Type index = rewriter.getIndexType(), f32 = rewriter.getF32Type();
+    SmallVector<Type> maskArgs(kMaskModPositions, index);
+    llvm::append_range(maskArgs, in.getModOperands().getTypes());
+    SmallVector<Type> scoreArgs{f32};
+    scoreArgs.append(kMaskModPositions, index);
+    llvm::append_range(scoreArgs, in.getModOperands().getTypes());
+    if (!attention.getMaskMod().empty())
+      buffered.setMaskModAttr(FlatSymbolRefAttr::get(
+          outlineModRegion(rewriter, attention.getMaskMod(), op, "cp_mask_mod",
+                           maskArgs)
+              .getSymNameAttr()));
+    if (!attention.getScoreMod().empty())
+      buffered.setScoreModAttr(FlatSymbolRefAttr::get(
+          outlineModRegion(rewriter, attention.getScoreMod(), op,
+                           "cp_score_mod", scoreArgs)
+              .getSymNameAttr()));
     SmallVector<Value> results{*output};
     if (lse)
       results.push_back(lse);

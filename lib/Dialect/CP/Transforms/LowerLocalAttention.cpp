@@ -8,6 +8,7 @@
 
 #include "AttentionBuilder.h"
 #include "cp/Dialect/CP/IR/CPOps.h"
+#include "cp/Dialect/CP/IR/ModRegions.h"
 #include "cp/Dialect/CP/IR/StructuredMask.h"
 #include "cp/Dialect/CP/Transforms/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -111,8 +112,16 @@ private:
                      const Scratch &s);
   void packQueries(Value batch, Value head, Value q0, Value validQ,
                    const Scratch &s);
-  void applyStructuredMask(Value qBase, Value k0, Value rowsInTile,
-                           const Scratch &s);
+  void applyStructuredMask(MaskAttr mask, Value qBase, Value k0,
+                           Value rowsInTile, const Scratch &s);
+  /// St[j, i] = mod(St[j, i] or its position) for the tile's valid rows
+  /// and columns: score_mod rewrites scores, mask_mod sets -inf where it
+  /// returns false. Positions are global (q: qFirst + i, k: kFirst + j).
+  void applyModFunction(func::FuncOp function, bool isMask, Value batch,
+                        Value head, Value qFirst, Value validQ, Value kFirst,
+                        Value rowsInTile, const Scratch &s);
+  /// [min, max] of the integer mod operand `seg` over [first, first + count).
+  std::pair<Value, Value> rangeOf(Value seg, Value first, Value count);
   void applyExplicitMask(Value batch, Value head, Value q0, Value validQ,
                          Value k0, Value rowsInTile, const Scratch &s);
   void updateSoftmax(Value validQ, Value rowsInTile, const Scratch &s);
@@ -271,8 +280,8 @@ void AttentionLowering::packQueries(Value batch, Value head, Value q0,
   });
 }
 
-void AttentionLowering::applyStructuredMask(Value qBase, Value k0,
-                                            Value rowsInTile,
+void AttentionLowering::applyStructuredMask(MaskAttr mask, Value qBase,
+                                            Value k0, Value rowsInTile,
                                             const Scratch &s) {
   int64_t vw = t.vectorWidth;
   auto indexLanes = VectorType::get({vw}, b.getIndexType());
@@ -288,7 +297,7 @@ void AttentionLowering::applyStructuredMask(Value qBase, Value k0,
       Value qPos = arith::AddIOp::create(
           b, loc,
           vector::BroadcastOp::create(b, loc, indexLanes, add(qBase, i)), iota);
-      Value allowed = buildMaskAllows(b, loc, op.getMask(), qPos, kPos);
+      Value allowed = buildMaskAllows(b, loc, mask, qPos, kPos);
       Value score = loadLanes(s.st, {j, i});
       storeLanes(arith::SelectOp::create(b, loc, allowed, score, negInfLanes),
                  s.st, {j, i});
@@ -327,6 +336,39 @@ void AttentionLowering::applyExplicitMask(Value batch, Value head, Value q0,
       memref::StoreOp::create(b, loc, masked, s.st, ValueRange{j, i});
     });
   });
+}
+
+void AttentionLowering::applyModFunction(func::FuncOp function, bool isMask,
+                                         Value batch, Value head, Value qFirst,
+                                         Value validQ, Value kFirst,
+                                         Value rowsInTile, const Scratch &s) {
+  loop(idx(0), rowsInTile, 1, [&](Value j) {
+    loop(idx(0), validQ, 1, [&](Value i) {
+      Value score = memref::LoadOp::create(b, loc, s.st, ValueRange{j, i});
+      SmallVector<Value> args;
+      if (!isMask)
+        args.push_back(score);
+      args.append({batch, head, add(qFirst, i), add(kFirst, j)});
+      llvm::append_range(args, op.getModOperands());
+      Value result = emitModFunction(b, function, args);
+      if (isMask)
+        result = arith::SelectOp::create(b, loc, result, score, negInf);
+      memref::StoreOp::create(b, loc, result, s.st, ValueRange{j, i});
+    });
+  });
+}
+
+std::pair<Value, Value> AttentionLowering::rangeOf(Value seg, Value first,
+                                                   Value count) {
+  Value v0 = memref::LoadOp::create(b, loc, seg, ValueRange{first});
+  ValueRange range = loop(idx(1), count, idx(1), {v0, v0},
+                          [&](Value i, ValueRange mm) -> SmallVector<Value> {
+                            Value v = memref::LoadOp::create(
+                                b, loc, seg, ValueRange{add(first, i)});
+                            return {arith::MinSIOp::create(b, loc, mm[0], v),
+                                    arith::MaxSIOp::create(b, loc, mm[1], v)};
+                          });
+  return {range[0], range[1]};
 }
 
 void AttentionLowering::updateSoftmax(Value validQ, Value rowsInTile,
@@ -419,18 +461,46 @@ void AttentionLowering::emitQueryTile(Value batch, Value head, Value kvHead,
     });
   });
 
-  // Key tiles this query tile can see, and the keys it sees in full.
-  MaskAttr mask = op.getMask();
+  // Key tiles this query tile can see, and the keys it sees in full: the
+  // structured mask, narrowed by what a mask_mod is known to be.
+  func::FuncOp maskModFunction = op.getMaskModFunction();
+  func::FuncOp scoreModFunction = op.getScoreModFunction();
+  MaskModAnalysis maskMod = analyzeMaskMod(maskModFunction);
+  MaskAttr mask =
+      intersectMasks(op.getContext(), op.getMask(), maskMod.structured);
   Value qFirst = add(op.getQOffset(), q0);
   Value qLast = sub(add(qFirst, validQ), idx(1));
   Value kvOffset = op.getKvOffset();
   Value tileKv = idx(t.tileKv);
+  Value globalHead = op.getHeadOffset() ? add(op.getHeadOffset(), head) : head;
   KeyTiles tiles =
       buildVisibleKeyTiles(b, loc, mask, qFirst, qLast, kvOffset, lkv, tileKv);
+  // A document mask hides a key tile whose segment ids all differ from the
+  // query tile's: their [min, max] ranges do not meet.
+  Value segments;
+  std::pair<Value, Value> querySegments;
+  if (maskMod.documentOperand) {
+    segments = op.getModOperands()[*maskMod.documentOperand];
+    querySegments = rangeOf(segments, qFirst, validQ);
+  }
 
   loop(tiles.first, tiles.end, 1, [&](Value kt) {
     Value k0 = mul(kt, tileKv);
     Value rows = minIdx(tileKv, sub(lkv, k0));
+    OpBuilder::InsertionGuard guard(b);
+    if (segments) {
+      auto [kMin, kMax] = rangeOf(segments, add(kvOffset, k0), rows);
+      Value apart = arith::OrIOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                querySegments.second, kMin),
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, kMax,
+                                querySegments.first));
+      Value meet = arith::XOrIOp::create(
+          b, loc, apart, arith::ConstantIntOp::create(b, loc, 1, 1));
+      auto ifOp = scf::IfOp::create(b, loc, meet, /*withElseRegion=*/false);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+    }
     // St[j, i] = sum_d K[k0 + j, d] * Qt[d, i]
     broadcastFmaKernel(
         s.st, idx(0), rows, headDim, idx(t.tileQ),
@@ -442,14 +512,20 @@ void AttentionLowering::emitQueryTile(Value batch, Value head, Value kvHead,
         },
         /*accumulate=*/false, /*lanesOuter=*/false);
     Value kFirst = add(kvOffset, k0);
+    if (scoreModFunction)
+      applyModFunction(scoreModFunction, /*isMask=*/false, batch, globalHead,
+                       qFirst, validQ, kFirst, rows, s);
     if (Value cut = buildTileIsCut(b, loc, mask, tiles, kFirst,
                                    sub(add(kFirst, rows), idx(1))))
       scf::IfOp::create(b, loc, cut, [&](OpBuilder &, Location) {
-        applyStructuredMask(qFirst, kFirst, rows, s);
+        applyStructuredMask(mask, qFirst, kFirst, rows, s);
         scf::YieldOp::create(b, loc);
       });
     if (op.getExplicitMask())
       applyExplicitMask(batch, head, q0, validQ, k0, rows, s);
+    if (maskModFunction && !maskMod.onlyStructured)
+      applyModFunction(maskModFunction, /*isMask=*/true, batch, globalHead,
+                       qFirst, validQ, kFirst, rows, s);
     updateSoftmax(validQ, rows, s);
     // Acc[i, dv] += sum_j Pt[j, i] * V[k0 + j, dv]
     broadcastFmaKernel(
@@ -575,10 +651,15 @@ struct LowerLocalAttentionPass
     }
     SmallVector<BufferLocalAttentionOp> ops;
     getOperation()->walk([&](BufferLocalAttentionOp op) { ops.push_back(op); });
+    SmallVector<func::FuncOp> modFunctions = collectModFunctions(ops);
+    for (BufferLocalAttentionOp op : ops)
+      if (failed(verifyModFunctionBodies(op)))
+        return signalPassFailure();
     for (BufferLocalAttentionOp op : ops) {
       AttentionLowering(op, sizes).build();
       op.erase();
     }
+    eraseUnusedModFunctions(modFunctions);
   }
 };
 

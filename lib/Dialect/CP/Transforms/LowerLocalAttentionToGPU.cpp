@@ -11,6 +11,7 @@
 
 #include "AttentionBuilder.h"
 #include "cp/Dialect/CP/IR/CPOps.h"
+#include "cp/Dialect/CP/IR/ModRegions.h"
 #include "cp/Dialect/CP/IR/StructuredMask.h"
 #include "cp/Dialect/CP/Transforms/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -160,7 +161,13 @@ void GpuAttentionLowering::emitKernelBody(gpu::LaunchOp launch,
   });
   gpu::BarrierOp::create(b, loc);
 
-  MaskAttr mask = op.getMask();
+  // The structured mask, narrowed by what a mask_mod is known to be.
+  func::FuncOp maskModFunction = op.getMaskModFunction();
+  func::FuncOp scoreModFunction = op.getScoreModFunction();
+  MaskModAnalysis maskMod = analyzeMaskMod(maskModFunction);
+  MaskAttr mask =
+      intersectMasks(op.getContext(), op.getMask(), maskMod.structured);
+  Value globalHead = op.getHeadOffset() ? add(op.getHeadOffset(), head) : head;
   Value qFirst = add(op.getQOffset(), q0);
   Value qLast = sub(add(qFirst, validQ), idx(1));
   Value kvOffset = op.getKvOffset();
@@ -208,6 +215,24 @@ void GpuAttentionLowering::emitKernelBody(gpu::LaunchOp launch,
         for (int64_t u = 0; u < U; ++u) {
           Value keyValid = lessThan(keys[u], rows);
           Value allowed = keyValid;
+          // Regions see in-bounds positions only (a thread past the last
+          // row or key evaluates them at the first one; its score is
+          // masked anyway).
+          auto modArgs = [&]() {
+            Value qPos = add(qFirst, select(rowValid, row, idx(0)));
+            Value kPos = add(kFirst, select(keyValid, keys[u], idx(0)));
+            SmallVector<Value> args{batch, globalHead, qPos, kPos};
+            llvm::append_range(args, op.getModOperands());
+            return args;
+          };
+          if (scoreModFunction) {
+            SmallVector<Value> args{scores[u]};
+            llvm::append_range(args, modArgs());
+            scores[u] = emitModFunction(b, scoreModFunction, args);
+          }
+          if (maskModFunction && !maskMod.onlyStructured)
+            allowed =
+                andI(allowed, emitModFunction(b, maskModFunction, modArgs()));
           if (cut) {
             Value structured = buildMaskAllows(b, loc, mask, add(qFirst, row),
                                                add(kFirst, keys[u]));
@@ -417,6 +442,10 @@ struct LowerLocalAttentionToGPUPass
     }
     SmallVector<BufferLocalAttentionOp> ops;
     getOperation()->walk([&](BufferLocalAttentionOp op) { ops.push_back(op); });
+    SmallVector<func::FuncOp> modFunctions = collectModFunctions(ops);
+    for (BufferLocalAttentionOp op : ops)
+      if (failed(verifyModFunctionBodies(op)))
+        return signalPassFailure();
     for (BufferLocalAttentionOp op : ops) {
       FailureOr<GpuTiles> tiles = tilesFor(op);
       if (failed(tiles))
@@ -424,6 +453,7 @@ struct LowerLocalAttentionToGPUPass
       GpuAttentionLowering(op, *tiles).build();
       op.erase();
     }
+    eraseUnusedModFunctions(modFunctions);
   }
 };
 

@@ -34,7 +34,9 @@ def CP_Dialect : Dialect {
     "::mlir::gpu::GPUDialect",
     "::mlir::shard::ShardDialect",
     "::mlir::arith::ArithDialect",
-    "::mlir::tensor::TensorDialect"
+    "::mlir::tensor::TensorDialect",
+    "::mlir::func::FuncDialect",
+    "::mlir::memref::MemRefDialect"
   ];
   let useDefaultAttributePrinterParser = 1;
   let useDefaultTypePrinterParser = 1;

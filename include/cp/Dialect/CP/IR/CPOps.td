@@ -42,7 +42,8 @@ class CP_GroupOp<string mnemonic, list<Trait> traits = []>
 // Attention
 //===----------------------------------------------------------------------===//
 
-def CP_AttentionOp : CP_GroupOp<"attention", [Pure]> {
+def CP_AttentionOp : CP_GroupOp<"attention",
+    [Pure, AttrSizedOperandSegments, IsolatedFromAbove]> {
   let summary = "Attention over a sequence sharded across a CP group";
   let description = [{
     Computes `softmax(scale * Q K^T + bias) V` for the global sequence,
@@ -72,6 +73,31 @@ def CP_AttentionOp : CP_GroupOp<"attention", [Pure]> {
     `auto` lets a cost model choose (`cp-choose-scheme`). `scale` defaults
     to `1/sqrt(D)`.
 
+    Two optional regions are the compiler form of FlexAttention's
+    `mask_mod` and `score_mod`, written on **global** positions:
+    `mask_mod (%b, %h, %q_idx, %kv_idx : index ...) -> i1` says whether
+    query `q_idx` may see key `kv_idx` (in addition to `mask` and
+    `explicit_mask`); `score_mod (%score : f32, %b, %h, %q_idx, %kv_idx)
+    -> f32` rewrites the scaled score before masking. Both may read the
+    op's `mod_operands` (e.g. segment ids of the global sequence), passed
+    as extra block arguments, with `tensor.extract`; otherwise they hold
+    `arith` and `math` ops and end in `cp.yield`. The op is isolated from
+    above: whatever else a region reads comes in as a mod operand, so
+    schemes can move and copy regions freely. The schemes supply the
+    global indices: nobody builds a mask for the global key length by hand.
+
+    ```mlir
+    %o = cp.attention %q, %k, %v mod_operands(%seg : tensor<256xi32>)
+           on @cp grid_axes = [0] mask = causal
+           mask_mod {
+           ^bb0(%b: index, %h: index, %qi: index, %ki: index, %s: tensor<256xi32>):
+             %a = tensor.extract %s[%qi] : tensor<256xi32>
+             %c = tensor.extract %s[%ki] : tensor<256xi32>
+             %same = arith.cmpi eq, %a, %c : i32
+             cp.yield %same : i1
+           } : ...
+    ```
+
     ```mlir
     shard.grid @cp(shape = 4)
     %o = cp.attention %q, %k, %v on @cp grid_axes = [0] mask = causal
@@ -88,7 +114,8 @@ def CP_AttentionOp : CP_GroupOp<"attention", [Pure]> {
     CP_FloatTensor:$query,
     CP_FloatTensor:$key,
     CP_FloatTensor:$value,
-    Optional<CP_MaskTensor>:$explicit_mask), groupArgs, (ins
+    Optional<CP_MaskTensor>:$explicit_mask,
+    Variadic<AnyType>:$mod_operands), groupArgs, (ins
     DefaultValuedAttr<CP_MaskAttr, "::mlir::cp::MaskKind::none">:$mask,
     DefaultValuedAttr<CP_SequenceLayout,
                       "::mlir::cp::SequenceLayout::contiguous">:$layout,
@@ -96,20 +123,25 @@ def CP_AttentionOp : CP_GroupOp<"attention", [Pure]> {
     OptionalAttr<F32Attr>:$scale
   ));
   let results = (outs CP_FloatTensor:$result);
+  let regions = (region AnyRegion:$mask_mod, AnyRegion:$score_mod);
   let assemblyFormat = [{
     $query `,` $key `,` $value (`explicit_mask` $explicit_mask^)?
+    (`mod_operands` `(` $mod_operands^ `:` type($mod_operands) `)`)?
     `on` $grid `grid_axes` `=` $grid_axes
     (`mask` `=` custom<MaskKeyword>($mask)^)?
     (`layout` `=` $layout^)?
     (`scheme` `=` custom<SchemeKeyword>($scheme)^)?
     (`scale` `=` $scale^)?
+    (`mask_mod` $mask_mod^)? (`score_mod` $score_mod^)?
     attr-dict `:` type($query) `,` type($key) `,` type($value)
     (`,` type($explicit_mask)^)? `->` type($result)
   }];
   let hasVerifier = 1;
+  let hasCanonicalizer = 1;
 }
 
-def CP_LocalAttentionOp : CP_Op<"local_attention", [Pure]> {
+def CP_LocalAttentionOp : CP_Op<"local_attention",
+    [Pure, AttrSizedOperandSegments, IsolatedFromAbove]> {
   let summary = "Single-device attention of a query block against a key block";
   let description = [{
     Attention of `query` `[B, H, Lq, D]` against `key` `[B, Hkv, Lkv, D]` /
@@ -130,6 +162,11 @@ def CP_LocalAttentionOp : CP_Op<"local_attention", [Pure]> {
     queries: partial results that are merged stay in f32 and are rounded
     to the storage type once.
 
+    `mask_mod` and `score_mod` regions and their `mod_operands` are those of
+    `cp.attention`, evaluated at the global positions above and at the
+    global head `head_offset + h` (0 without `head_offset`; Ulysses gives
+    each rank a slice of the heads).
+
     ```mlir
     %o, %lse = cp.local_attention %q, %k, %v offsets(%qo, %c0) mask = causal
         : tensor<1x8x64x32xf32>, tensor<1x2x256x32xf32>, tensor<1x2x256x32xf32>
@@ -142,7 +179,9 @@ def CP_LocalAttentionOp : CP_Op<"local_attention", [Pure]> {
     CP_FloatTensor:$value,
     Index:$q_offset,
     Index:$kv_offset,
+    Optional<Index>:$head_offset,
     Optional<CP_MaskTensor>:$explicit_mask,
+    Variadic<AnyType>:$mod_operands,
     DefaultValuedAttr<CP_MaskAttr, "::mlir::cp::MaskKind::none">:$mask,
     OptionalAttr<F32Attr>:$scale
   );
@@ -150,11 +189,15 @@ def CP_LocalAttentionOp : CP_Op<"local_attention", [Pure]> {
     CP_FloatTensor:$output,
     Optional<RankedTensorOf<[F32]>>:$lse
   );
+  let regions = (region AnyRegion:$mask_mod, AnyRegion:$score_mod);
   let assemblyFormat = [{
     $query `,` $key `,` $value `offsets` `(` $q_offset `,` $kv_offset `)`
+    (`head_offset` `(` $head_offset^ `)`)?
     (`explicit_mask` $explicit_mask^)?
+    (`mod_operands` `(` $mod_operands^ `:` type($mod_operands) `)`)?
     (`mask` `=` custom<MaskKeyword>($mask)^)?
     (`scale` `=` $scale^)?
+    (`mask_mod` $mask_mod^)? (`score_mod` $score_mod^)?
     attr-dict `:` type($query) `,` type($key) `,` type($value)
     (`,` type($explicit_mask)^)? `->` type($output) (`,` type($lse)^)?
   }];
@@ -315,6 +358,21 @@ def CP_RelayoutOp : CP_GroupOp<"relayout",
   let hasFolder = 1;
 }
 
+def CP_YieldOp : CP_Op<"yield", [Pure, Terminator,
+    ParentOneOf<["AttentionOp", "LocalAttentionOp"]>]> {
+  let summary = "The value of a mask_mod (i1) or score_mod (f32) region";
+  let description = [{
+    Ends a `mask_mod` region with whether the query may see the key, or a
+    `score_mod` region with the new score.
+
+    ```mlir
+    cp.yield %allowed : i1
+    ```
+  }];
+  let arguments = (ins AnyType:$value);
+  let assemblyFormat = "$value attr-dict `:` type($value)";
+}
+
 //===----------------------------------------------------------------------===//
 // Merge
 //===----------------------------------------------------------------------===//
@@ -363,21 +421,32 @@ def CP_FloatMemRef : StridedMemRefOf<[F32, F16, BF16]>;
 def CP_MaskMemRef : StridedMemRefOf<[I1, F32, F16, BF16]>;
 
 def CP_BufferLocalAttentionOp : CP_Op<"buffer.local_attention",
-    [AttrSizedOperandSegments]> {
+    [AttrSizedOperandSegments,
+     DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "cp.local_attention on buffers";
   let description = [{
     The bufferized form of `cp.local_attention`: reads `query`, `key`,
-    `value` (and `explicit_mask`) and writes the attention output into
-    `output` and, when present, the per-row log-sum-exp into `lse`. Shapes,
-    offsets, masks and numerics are those of `cp.local_attention`. Operands
-    may have any strided layout. `cp-lower-local-attention` lowers it to a
-    tiled online-softmax loop nest.
+    `value` (and `explicit_mask` and `mod_operands`) and writes the
+    attention output into `output` and, when present, the per-row
+    log-sum-exp into `lse`. Shapes, offsets, masks and numerics are those of
+    `cp.local_attention`. Operands may have any strided layout.
+    `cp-lower-local-attention` lowers it to a tiled online-softmax loop nest.
+
+    A `mask_mod` or `score_mod` is a private function here (bufferization
+    outlines the tensor op's region), taking the region's arguments with the
+    mod operands as buffers and returning i1 or f32; the lowerings emit its
+    body inline wherever a position is evaluated. Keeping regions off the
+    buffer op lets the buffer deallocation passes, which require every op
+    with regions to describe its control flow, run unchanged.
 
     ```mlir
     cp.buffer.local_attention %q, %k, %v offsets(%qo, %c0) into %o
         mask = causal
         : memref<1x8x64x32xf32>, memref<1x2x256x32xf32>,
           memref<1x2x256x32xf32> into memref<1x8x64x32xf32>
+    cp.buffer.local_attention %q, %k, %v offsets(%qo, %c0)
+        mod_operands(%seg : memref<256xi32>) into %o mask_mod = @same_document
+        : ...
     ```
   }];
   let arguments = (ins
@@ -386,22 +455,34 @@ def CP_BufferLocalAttentionOp : CP_Op<"buffer.local_attention",
     Arg<CP_FloatMemRef, "", [MemRead]>:$value,
     Index:$q_offset,
     Index:$kv_offset,
+    Optional<Index>:$head_offset,
     Arg<Optional<CP_MaskMemRef>, "", [MemRead]>:$explicit_mask,
+    Arg<Variadic<AnyType>, "", [MemRead]>:$mod_operands,
     Arg<CP_FloatMemRef, "", [MemWrite]>:$output,
     Arg<Optional<StridedMemRefOf<[F32]>>, "", [MemWrite]>:$lse,
     DefaultValuedAttr<CP_MaskAttr, "::mlir::cp::MaskKind::none">:$mask,
-    OptionalAttr<F32Attr>:$scale
+    OptionalAttr<F32Attr>:$scale,
+    OptionalAttr<FlatSymbolRefAttr>:$mask_mod,
+    OptionalAttr<FlatSymbolRefAttr>:$score_mod
   );
   let assemblyFormat = [{
     $query `,` $key `,` $value `offsets` `(` $q_offset `,` $kv_offset `)`
+    (`head_offset` `(` $head_offset^ `)`)?
     (`explicit_mask` $explicit_mask^)?
+    (`mod_operands` `(` $mod_operands^ `:` type($mod_operands) `)`)?
     `into` $output (`,` $lse^)?
     (`mask` `=` custom<MaskKeyword>($mask)^)?
     (`scale` `=` $scale^)?
+    (`mask_mod` `=` $mask_mod^)? (`score_mod` `=` $score_mod^)?
     attr-dict `:` type($query) `,` type($key) `,` type($value)
     (`,` type($explicit_mask)^)? `into` type($output) (`,` type($lse)^)?
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The functions named by mask_mod / score_mod (null when absent).
+    ::mlir::func::FuncOp getMaskModFunction();
+    ::mlir::func::FuncOp getScoreModFunction();
+  }];
 }
 
 // A collective on buffers: reads `input`, writes `output`. With `async`

@@ -1,0 +1,92 @@
+//===- ModRegions.h - mask_mod and score_mod regions ------------*- C++ -*-===//
+//
+// The one place that knows the `mask_mod` / `score_mod` regions of the
+// attention ops: their signatures (checked by the verifiers), what
+// cp-mlir recognizes in a mask_mod (a causal or sliding-window predicate,
+// folded into `#cp.mask` by canonicalization and used by the lowerings to
+// skip tiles; a document predicate `seg[q] == seg[k]`, whose tiles the CPU
+// lowering skips), and how the lowerings emit a region's body inline.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CP_DIALECT_CP_IR_MODREGIONS_H
+#define CP_DIALECT_CP_IR_MODREGIONS_H
+
+#include "cp/Dialect/CP/IR/CPDialect.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Region.h"
+
+#include <optional>
+
+namespace mlir {
+namespace cp {
+
+class BufferLocalAttentionOp;
+
+/// Block arguments before the mod operands: (b, h, q_idx, kv_idx) for
+/// mask_mod, (score, b, h, q_idx, kv_idx) for score_mod.
+constexpr unsigned kMaskModPositions = 4;
+constexpr unsigned kScoreModPositions = 5;
+
+/// Checks both regions against `modOperands`: entry block arguments, the
+/// yielded type, and that their bodies hold only arith and math ops and
+/// reads of the mod operands (tensor.extract). Emits one diagnostic on `op`
+/// and fails otherwise.
+LogicalResult verifyModRegions(Operation *op, Region &maskMod, Region &scoreMod,
+                               ValueRange modOperands);
+
+/// The same rules for the outlined form of cp.buffer.local_attention: a
+/// private function (`isMask`: mask_mod, else score_mod) whose body reads
+/// the mod operands' buffers with memref.load and returns i1 or f32.
+/// `checkBody` false checks the signature only: between bufferization and
+/// the lowerings, buffer passes may leave transient ops in any function
+/// (the deallocation pipeline's no-op deallocs); the lowerings check the
+/// body before they inline it.
+LogicalResult verifyModFunction(Operation *op, func::FuncOp function,
+                                bool isMask, ValueRange modOperands,
+                                bool checkBody = true);
+
+/// What a mask_mod's conjuncts (operands of nested arith.andi) are, for a
+/// region (cp.yield) or its outlined function (func.return).
+struct MaskModAnalysis {
+  /// The AND of the causal / sliding-window conjuncts (null when none).
+  MaskAttr structured;
+  /// Every conjunct is causal or sliding-window: `structured` says it all.
+  bool onlyStructured = false;
+  /// A conjunct `seg[q_idx] == seg[kv_idx]` on mod operand #n.
+  std::optional<unsigned> documentOperand;
+};
+MaskModAnalysis analyzeMaskMod(Region &maskMod);
+MaskModAnalysis analyzeMaskMod(func::FuncOp maskMod);
+
+/// The mask allowing what both `a` and `b` allow, when it is structured
+/// (null masks are `none`).
+MaskAttr intersectMasks(MLIRContext *ctx, MaskAttr a, MaskAttr b);
+
+/// Emits the body of a mod function at `b`'s insertion point with `args`
+/// for its arguments and returns the value it returns.
+Value emitModFunction(OpBuilder &b, func::FuncOp function, ValueRange args);
+
+/// Outlines a mod region as a private function next to the function that
+/// holds `user`, with arguments of `argTypes` (mod operands as buffers):
+/// reads of a tensor argument become memref.load. Returns the function.
+func::FuncOp outlineModRegion(OpBuilder &b, Region &from, Operation *user,
+                              StringRef name, TypeRange argTypes);
+
+/// verifyModFunction with the body rules on both functions `op` names: the
+/// lowerings' check before they inline them.
+LogicalResult verifyModFunctionBodies(BufferLocalAttentionOp op);
+
+/// The mod functions `ops` name, for eraseUnusedModFunctions once the ops
+/// are lowered.
+SmallVector<func::FuncOp>
+collectModFunctions(ArrayRef<BufferLocalAttentionOp> ops);
+
+/// Erases each of `functions` that nothing references any more.
+void eraseUnusedModFunctions(ArrayRef<func::FuncOp> functions);
+
+} // namespace cp
+} // namespace mlir
+
+#endif // CP_DIALECT_CP_IR_MODREGIONS_H

@@ -1,0 +1,410 @@
+//===- ModRegions.cpp - mask_mod and score_mod regions --------------------===//
+
+#include "cp/Dialect/CP/IR/ModRegions.h"
+#include "cp/Dialect/CP/IR/CPOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SetVector.h"
+
+using namespace mlir;
+using namespace mlir::cp;
+
+//===----------------------------------------------------------------------===//
+// Verification
+//===----------------------------------------------------------------------===//
+
+static std::string typeList(TypeRange types) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvm::interleaveComma(types, os);
+  return text;
+}
+
+/// The value a mod body yields (cp.yield) or returns (func.return).
+static Value resultOf(Block &body) {
+  Operation *terminator = body.getTerminator();
+  if (terminator->getNumOperands() != 1)
+    return Value();
+  return terminator->getOperand(0);
+}
+
+static LogicalResult verifyBody(Operation *op, Block &body, StringRef name,
+                                TypeRange expectedArgs, StringRef argNames,
+                                Type yielded, unsigned firstModArg,
+                                StringRef terminatorName,
+                                bool checkOps = true) {
+  if (body.getArgumentTypes() != expectedArgs)
+    return op->emitOpError("expects ")
+           << name << " to take (" << argNames
+           << ", then one argument per mod operand), that is ("
+           << typeList(expectedArgs) << "), got ("
+           << typeList(body.getArgumentTypes()) << ")";
+  Value result = resultOf(body);
+  if (!result || result.getType() != yielded)
+    return op->emitOpError("expects ")
+           << name << " to end in " << terminatorName << " of " << yielded;
+  if (!checkOps)
+    return success();
+  for (Operation &nested : body.without_terminator()) {
+    StringRef dialect =
+        nested.getDialect() ? nested.getDialect()->getNamespace() : StringRef();
+    bool readsModOperand = false;
+    Value source;
+    if (auto extract = dyn_cast<tensor::ExtractOp>(nested))
+      source = extract.getTensor();
+    else if (auto load = dyn_cast<memref::LoadOp>(nested))
+      source = load.getMemref();
+    if (source) {
+      auto arg = dyn_cast<BlockArgument>(source);
+      readsModOperand =
+          arg && arg.getOwner() == &body && arg.getArgNumber() >= firstModArg;
+    }
+    bool allowed = (dialect == "arith" || dialect == "math") &&
+                   nested.getNumRegions() == 0;
+    if (!allowed && !readsModOperand)
+      return op->emitOpError("expects ")
+             << name << " to hold arith and math ops and reads of its mod "
+             << "operands (tensor.extract, memref.load), found '"
+             << nested.getName() << "'";
+  }
+  return success();
+}
+
+static LogicalResult verifyRegion(Operation *op, Region &region, StringRef name,
+                                  TypeRange expectedArgs, StringRef argNames,
+                                  Type yielded, unsigned firstModArg) {
+  if (!region.hasOneBlock())
+    return op->emitOpError("expects ") << name << " to have one block";
+  if (!isa<YieldOp>(region.front().getTerminator()))
+    return op->emitOpError("expects ") << name << " to end in cp.yield";
+  return verifyBody(op, region.front(), name, expectedArgs, argNames, yielded,
+                    firstModArg, "cp.yield");
+}
+
+/// (b, h, q_idx, kv_idx) and, for score_mod, the score before them.
+static SmallVector<Type> positionTypes(MLIRContext *ctx, bool isMask) {
+  SmallVector<Type> types;
+  if (!isMask)
+    types.push_back(Float32Type::get(ctx));
+  types.append(kMaskModPositions, IndexType::get(ctx));
+  return types;
+}
+
+LogicalResult mlir::cp::verifyModFunction(Operation *op, func::FuncOp function,
+                                          bool isMask, ValueRange modOperands,
+                                          bool checkBody) {
+  StringRef name = isMask ? "mask_mod" : "score_mod";
+  if (!function || function.isExternal())
+    return op->emitOpError("expects its ")
+           << name << " to name a function with a body";
+  MLIRContext *ctx = op->getContext();
+  SmallVector<Type> args = positionTypes(ctx, isMask);
+  unsigned firstModArg = args.size();
+  llvm::append_range(args, modOperands.getTypes());
+  Type result = isMask ? Type(IntegerType::get(ctx, 1)) : Float32Type::get(ctx);
+  if (!function.getBody().hasOneBlock() ||
+      !isa<func::ReturnOp>(function.getBody().front().getTerminator()))
+    return op->emitOpError("expects its ")
+           << name << " function to be one block ending in func.return";
+  return verifyBody(op, function.getBody().front(), name, args,
+                    isMask ? "b, h, q_idx, kv_idx: index"
+                           : "score: f32, b, h, q_idx, kv_idx: index",
+                    result, firstModArg, "func.return", checkBody);
+}
+
+LogicalResult mlir::cp::verifyModRegions(Operation *op, Region &maskMod,
+                                         Region &scoreMod,
+                                         ValueRange modOperands) {
+  if (maskMod.empty() && scoreMod.empty()) {
+    if (!modOperands.empty())
+      return op->emitOpError("has mod_operands but no mask_mod or score_mod "
+                             "region to read them");
+    return success();
+  }
+  MLIRContext *ctx = op->getContext();
+  Type index = IndexType::get(ctx), f32 = Float32Type::get(ctx);
+  SmallVector<Type> positions(kMaskModPositions, index);
+  if (!maskMod.empty()) {
+    SmallVector<Type> args = positionTypes(ctx, /*isMask=*/true);
+    llvm::append_range(args, modOperands.getTypes());
+    if (failed(verifyRegion(op, maskMod, "mask_mod", args,
+                            "b, h, q_idx, kv_idx: index",
+                            IntegerType::get(ctx, 1), kMaskModPositions)))
+      return failure();
+  }
+  if (!scoreMod.empty()) {
+    SmallVector<Type> args = positionTypes(ctx, /*isMask=*/false);
+    llvm::append_range(args, modOperands.getTypes());
+    if (failed(verifyRegion(op, scoreMod, "score_mod", args,
+                            "score: f32, b, h, q_idx, kv_idx: index", f32,
+                            kScoreModPositions)))
+      return failure();
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Analysis
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+enum Position { kQuery = 2, kKey = 3 };
+
+bool isArg(Value v, Block &body, unsigned n) {
+  auto arg = dyn_cast<BlockArgument>(v);
+  return arg && arg.getOwner() == &body && arg.getArgNumber() == n;
+}
+
+/// The mod operand number read at position `pos` by `v`
+/// (tensor.extract / memref.load of a mod operand at one index).
+std::optional<unsigned> readAt(Value v, Block &body, unsigned pos) {
+  Value source;
+  ValueRange indices;
+  if (auto extract = v.getDefiningOp<tensor::ExtractOp>()) {
+    source = extract.getTensor();
+    indices = extract.getIndices();
+  } else if (auto load = v.getDefiningOp<memref::LoadOp>()) {
+    source = load.getMemref();
+    indices = load.getIndices();
+  } else {
+    return std::nullopt;
+  }
+  auto arg = dyn_cast<BlockArgument>(source);
+  if (!arg || arg.getOwner() != &body ||
+      arg.getArgNumber() < kMaskModPositions || indices.size() != 1 ||
+      !isArg(indices[0], body, pos))
+    return std::nullopt;
+  return arg.getArgNumber() - kMaskModPositions;
+}
+
+std::optional<int64_t> constantIndex(Value v) {
+  APInt value;
+  if (matchPattern(v, m_ConstantInt(&value)))
+    return value.getSExtValue();
+  return std::nullopt;
+}
+
+bool isLessEq(arith::CmpIPredicate p) {
+  return p == arith::CmpIPredicate::sle || p == arith::CmpIPredicate::ule;
+}
+bool isGreaterEq(arith::CmpIPredicate p) {
+  return p == arith::CmpIPredicate::sge || p == arith::CmpIPredicate::uge;
+}
+bool isLess(arith::CmpIPredicate p) {
+  return p == arith::CmpIPredicate::slt || p == arith::CmpIPredicate::ult;
+}
+
+/// `q_idx - kv_idx`.
+bool isQueryMinusKey(Value v, Block &body) {
+  auto sub = v.getDefiningOp<arith::SubIOp>();
+  return sub && isArg(sub.getLhs(), body, kQuery) &&
+         isArg(sub.getRhs(), body, kKey);
+}
+
+struct Conjunct {
+  enum Kind { causal, window, document, other } kind = other;
+  int64_t width = 0;
+  unsigned operand = 0;
+};
+
+Conjunct classify(Value c, Block &body) {
+  auto cmp = c.getDefiningOp<arith::CmpIOp>();
+  if (!cmp)
+    return {};
+  Value lhs = cmp.getLhs(), rhs = cmp.getRhs();
+  arith::CmpIPredicate p = cmp.getPredicate();
+  // kv_idx <= q_idx, q_idx >= kv_idx
+  if ((isLessEq(p) && isArg(lhs, body, kKey) && isArg(rhs, body, kQuery)) ||
+      (isGreaterEq(p) && isArg(lhs, body, kQuery) && isArg(rhs, body, kKey)))
+    return {Conjunct::causal};
+  // q_idx - kv_idx < W, q_idx - kv_idx <= W - 1
+  if (isQueryMinusKey(lhs, body))
+    if (std::optional<int64_t> w = constantIndex(rhs)) {
+      if (isLess(p) && *w > 0)
+        return {Conjunct::window, *w};
+      if (isLessEq(p) && *w >= 0)
+        return {Conjunct::window, *w + 1};
+    }
+  // seg[q_idx] == seg[kv_idx]
+  if (p == arith::CmpIPredicate::eq) {
+    std::optional<unsigned> a = readAt(lhs, body, kQuery),
+                            b = readAt(rhs, body, kKey);
+    if (!a || !b) {
+      a = readAt(rhs, body, kQuery);
+      b = readAt(lhs, body, kKey);
+    }
+    if (a && b && *a == *b)
+      return {Conjunct::document, 0, *a};
+  }
+  return {};
+}
+
+void collectConjuncts(Value v, SmallVectorImpl<Value> &out) {
+  if (auto andOp = v.getDefiningOp<arith::AndIOp>()) {
+    collectConjuncts(andOp.getLhs(), out);
+    collectConjuncts(andOp.getRhs(), out);
+    return;
+  }
+  out.push_back(v);
+}
+
+} // namespace
+
+static MaskModAnalysis analyzeBody(Block &body) {
+  MaskModAnalysis result;
+  SmallVector<Value> conjuncts;
+  collectConjuncts(resultOf(body), conjuncts);
+  bool causal = false, other = false;
+  int64_t window = 0;
+  for (Value c : conjuncts) {
+    Conjunct conjunct = classify(c, body);
+    switch (conjunct.kind) {
+    case Conjunct::causal:
+      causal = true;
+      break;
+    case Conjunct::window:
+      window = window ? std::min(window, conjunct.width) : conjunct.width;
+      break;
+    case Conjunct::document:
+      result.documentOperand = conjunct.operand;
+      other = true;
+      break;
+    case Conjunct::other:
+      other = true;
+      break;
+    }
+  }
+  MLIRContext *ctx = body.getParentOp()->getContext();
+  // A window bound alone lets future keys in: it is structured only with
+  // the causal bound.
+  if (causal)
+    result.structured =
+        window ? MaskAttr::get(ctx, MaskKind::sliding_window, window)
+               : MaskAttr::get(ctx, MaskKind::causal);
+  result.onlyStructured = causal && !other;
+  if (window && !causal)
+    result.onlyStructured = false;
+  return result;
+}
+
+MaskModAnalysis mlir::cp::analyzeMaskMod(Region &maskMod) {
+  if (maskMod.empty())
+    return {};
+  return analyzeBody(maskMod.front());
+}
+
+MaskModAnalysis mlir::cp::analyzeMaskMod(func::FuncOp maskMod) {
+  if (!maskMod || maskMod.isExternal())
+    return {};
+  return analyzeBody(maskMod.getBody().front());
+}
+
+MaskAttr mlir::cp::intersectMasks(MLIRContext *ctx, MaskAttr a, MaskAttr b) {
+  if (!a || a.isNone())
+    return b ? b : MaskAttr::get(ctx, MaskKind::none);
+  if (!b || b.isNone())
+    return a;
+  auto windowOf = [](MaskAttr m) {
+    return m.getKind() == MaskKind::sliding_window ? m.getWindow() : 0;
+  };
+  int64_t wa = windowOf(a), wb = windowOf(b);
+  if (!wa && !wb)
+    return MaskAttr::get(ctx, MaskKind::causal);
+  int64_t w = !wa ? wb : !wb ? wa : std::min(wa, wb);
+  return MaskAttr::get(ctx, MaskKind::sliding_window, w);
+}
+
+//===----------------------------------------------------------------------===//
+// Emission
+//===----------------------------------------------------------------------===//
+
+Value mlir::cp::emitModFunction(OpBuilder &b, func::FuncOp function,
+                                ValueRange args) {
+  Block &body = function.getBody().front();
+  IRMapping mapping;
+  mapping.map(body.getArguments(), args);
+  for (Operation &op : body.without_terminator())
+    b.clone(op, mapping);
+  return mapping.lookup(resultOf(body));
+}
+
+func::FuncOp mlir::cp::outlineModRegion(OpBuilder &b, Region &from,
+                                        Operation *user, StringRef name,
+                                        TypeRange argTypes) {
+  Block &source = from.front();
+  OpBuilder::InsertionGuard guard(b);
+  auto within = user->getParentOfType<FunctionOpInterface>();
+  auto module = within->getParentWithTrait<OpTrait::SymbolTable>();
+  Type result = resultOf(source).getType();
+  // Built detached, then inserted before `within` under a unique name.
+  b.clearInsertionPoint();
+  auto function = func::FuncOp::create(b, from.getLoc(), name,
+                                       b.getFunctionType(argTypes, {result}));
+  function.setPrivate();
+  SymbolTable(module).insert(function, within->getIterator());
+  if (auto *listener =
+          dyn_cast_if_present<OpBuilder::Listener>(b.getListener()))
+    listener->notifyOperationInserted(function, /*previous=*/{});
+  Block *target = function.addEntryBlock();
+  b.setInsertionPointToStart(target);
+  IRMapping mapping;
+  mapping.map(source.getArguments(), target->getArguments());
+  for (Operation &op : source.without_terminator()) {
+    // One-shot bufferization may have visited the region's reads first:
+    // `to_buffer %arg` is the argument's buffer itself.
+    if (op.getName().getStringRef() == "bufferization.to_buffer" &&
+        isa<BaseMemRefType>(mapping.lookup(op.getOperand(0)).getType())) {
+      mapping.map(op.getResult(0), mapping.lookup(op.getOperand(0)));
+      continue;
+    }
+    auto extract = dyn_cast<tensor::ExtractOp>(op);
+    if (extract &&
+        isa<BaseMemRefType>(mapping.lookup(extract.getTensor()).getType())) {
+      SmallVector<Value> indices;
+      for (Value i : extract.getIndices())
+        indices.push_back(mapping.lookup(i));
+      Value loaded = memref::LoadOp::create(
+          b, op.getLoc(), mapping.lookup(extract.getTensor()), indices);
+      mapping.map(extract.getResult(), loaded);
+      continue;
+    }
+    b.clone(op, mapping);
+  }
+  func::ReturnOp::create(b, from.getLoc(), mapping.lookup(resultOf(source)));
+  return function;
+}
+
+SmallVector<func::FuncOp>
+mlir::cp::collectModFunctions(ArrayRef<BufferLocalAttentionOp> ops) {
+  llvm::SetVector<func::FuncOp> functions;
+  for (BufferLocalAttentionOp op : ops)
+    for (func::FuncOp f : {op.getMaskModFunction(), op.getScoreModFunction()})
+      if (f)
+        functions.insert(f);
+  return functions.takeVector();
+}
+
+void mlir::cp::eraseUnusedModFunctions(ArrayRef<func::FuncOp> functions) {
+  for (func::FuncOp f : functions) {
+    Operation *symbolTable = f->getParentWithTrait<OpTrait::SymbolTable>();
+    if (symbolTable && SymbolTable::symbolKnownUseEmpty(f, symbolTable))
+      f.erase();
+  }
+}
+
+LogicalResult mlir::cp::verifyModFunctionBodies(BufferLocalAttentionOp op) {
+  if (func::FuncOp f = op.getMaskModFunction())
+    if (failed(verifyModFunction(op, f, /*isMask=*/true, op.getModOperands())))
+      return failure();
+  if (func::FuncOp f = op.getScoreModFunction())
+    if (failed(verifyModFunction(op, f, /*isMask=*/false, op.getModOperands())))
+      return failure();
+  return success();
+}
