@@ -75,6 +75,74 @@ def ApplySchemePass : Pass<"cp-apply-scheme", "ModuleOp"> {
   ];
 }
 
+def RaiseAttentionPass : Pass<"cp-raise-attention", "ModuleOp"> {
+  let summary = "Raise attention written in linalg or tosa to cp.attention";
+  let description = [{
+    Finds scaled-dot-product attention computed with other dialects' ops and
+    replaces it with `cp.attention` on a named grid, so that the scheme
+    passes can parallelize it. The function is read as the program each
+    rank runs on its shard of the sequence (SPMD): Q, K and V keep their
+    types, and positions in masks become global positions.
+
+    Accepted, matched structurally and exactly (docs/Raising.md):
+
+    - contractions: `linalg.matmul`, `linalg.batch_matmul` or mul/add
+      `linalg.generic` contractions with 0 to 2 batch dims, K and V
+      transposed by their indexing maps or by `linalg.transpose`;
+      `tosa.matmul` with `tosa.transpose`;
+    - the scale: a multiplication or division of the scores, or of Q, by a
+      constant (1.0 when there is none);
+    - masks: `arith.select(cond, s, -inf)` on a `linalg.index` predicate
+      becomes a `mask_mod` region on global positions, folded into
+      `mask = causal` / `sliding_window(W)` when it is one; an i1 or
+      additive mask tensor becomes `explicit_mask` on a one-process group
+      (it only covers the local keys, so with P > 1 it is a near miss);
+    - a transform of the scaled scores and their positions before the masks
+      (e.g. soft-capping) becomes a `score_mod` region;
+    - softmax over the key dim: `linalg.softmax`, or max / sub / exp / sum /
+      div generics (`linalg.reduce` for the reductions), or tosa's
+      `reduce_max`, `sub`, `exp`, `reduce_sum`, `reciprocal`, `mul`;
+    - GQA: K and V broadcast to the query heads (`linalg.broadcast` or a
+      copy generic, then `tensor.collapse_shape`) so that query head h reads
+      K/V head h / G, or a `h floordiv G` head map in the contraction.
+
+    Anything else is a near miss and left alone: a softmax over another
+    dim, a contraction over the wrong dim, P^T V, an exp without the max
+    subtraction, a non-constant scale, a fill other than -inf, GQA copies
+    in the other order, an intermediate with another user. With
+    `report-near-misses` the nearest miss of each function is a remark;
+    with `require-in` a listed function without attention is an error that
+    says what was searched for and what came nearest.
+  }];
+  let options = [
+    Option<"grid", "grid", "std::string", /*default=*/"\"cp\"",
+           "shard.grid the cp.attention ops run on">,
+    Option<"gridSize", "grid-size", "int64_t", /*default=*/"0",
+           "Declare the grid as shard.grid @<grid>(shape = N) when the module "
+           "lacks it (0: the grid must exist)">,
+    Option<"scheme", "scheme", "std::string", /*default=*/"\"\"",
+           "scheme attribute for the raised ops (allgather, ulysses, "
+           "hybrid(u), head_tail, ring, zigzag, auto); empty: none">,
+    ListOption<"requireIn", "require-in", "std::string",
+               "Functions that must contain attention: fail when one has "
+               "none">,
+    Option<"reportNearMisses", "report-near-misses", "bool",
+           /*default=*/"false",
+           "Emit a remark with the nearest candidate each function left "
+           "alone">
+  ];
+  let statistics = [
+    Statistic<"numRaised", "raised", "attention raised to cp.attention">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::shard::ShardDialect",
+    "::mlir::tensor::TensorDialect",
+    "::mlir::cp::CPDialect"
+  ];
+}
+
 def ChooseSchemePass : Pass<"cp-choose-scheme"> {
   let summary = "Resolve scheme = auto with a cost model of the machine";
   let description = [{

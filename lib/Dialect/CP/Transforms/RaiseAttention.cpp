@@ -1,0 +1,343 @@
+//===- RaiseAttention.cpp - linalg / tosa attention to cp.attention -------===//
+//
+// cp-raise-attention: AttentionMatcher recognizes; this pass rewrites a
+// match into cp.attention (Q, K, V reshaped to [B, H, L, D], the score
+// program split into scale, score_mod and mask_mod regions), and reports
+// what it could not raise.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cp/Dialect/CP/IR/CPOps.h"
+#include "cp/Dialect/CP/IR/ModRegions.h"
+#include "cp/Dialect/CP/Transforms/AttentionMatcher.h"
+#include "cp/Dialect/CP/Transforms/Passes.h"
+#include "mlir/AsmParser/AsmParser.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringSet.h"
+
+namespace mlir::cp {
+#define GEN_PASS_DEF_RAISEATTENTIONPASS
+#include "cp/Dialect/CP/Transforms/Passes.h.inc"
+} // namespace mlir::cp
+
+using namespace mlir;
+using namespace mlir::cp;
+
+namespace {
+
+/// `v` ([L, D], [N, L, D] or [B, H, L, D]) as [B, H, L, D]; `transposed`:
+/// `v` holds [.., D, L].
+Value toBHLD(OpBuilder &b, Location loc, Value v, bool transposed) {
+  auto type = cast<RankedTensorType>(v.getType());
+  int64_t rank = type.getRank();
+  if (transposed) {
+    SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+    std::swap(perm[rank - 2], perm[rank - 1]);
+    SmallVector<int64_t> shape(type.getShape());
+    std::swap(shape[rank - 2], shape[rank - 1]);
+    Value init = tensor::EmptyOp::create(b, loc, shape, type.getElementType());
+    v = linalg::TransposeOp::create(b, loc, v, init, perm)->getResult(0);
+    type = cast<RankedTensorType>(v.getType());
+  }
+  if (rank == 4)
+    return v;
+  SmallVector<int64_t> shape(4 - rank, 1);
+  llvm::append_range(shape, type.getShape());
+  SmallVector<ReassociationIndices> groups;
+  if (rank == 3)
+    groups = {{0, 1}, {2}, {3}};
+  else
+    groups = {{0, 1, 2}, {3}};
+  return tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get(shape, type.getElementType()), v, groups);
+}
+
+/// Clones into `b` the ops of the score program that compute `v`, with the
+/// program's arguments already mapped in `mapping`.
+Value cloneComputation(OpBuilder &b, Value v, IRMapping &mapping) {
+  if (Value mapped = mapping.lookupOrNull(v))
+    return mapped;
+  Operation *def = v.getDefiningOp();
+  for (Value operand : def->getOperands())
+    cloneComputation(b, operand, mapping);
+  b.clone(*def, mapping);
+  return mapping.lookup(v);
+}
+
+struct RaiseAttentionPass
+    : public cp::impl::RaiseAttentionPassBase<RaiseAttentionPass> {
+  using Base::Base;
+
+  LogicalResult initialize(MLIRContext *context) override {
+    if (scheme.empty())
+      return success();
+    schemeAttr = dyn_cast_or_null<SchemeAttr>(
+        parseAttribute("#cp.scheme<" + scheme + ">", context));
+    if (!schemeAttr)
+      return emitError(UnknownLoc::get(context))
+             << "cp-raise-attention: invalid scheme option '" << scheme
+             << "'; expected allgather, ulysses, hybrid(u), head_tail, ring, "
+                "zigzag or auto";
+    return success();
+  }
+
+  void runOnOperation() override;
+
+private:
+  /// The grid's group size: grid-size, or the size of the existing grid;
+  /// dynamic when neither is known.
+  int64_t groupSize();
+  /// Checks the grid for the attention at `at`, declaring it when
+  /// grid-size asks for it.
+  LogicalResult declareGrid(Operation *at);
+  void rewrite(AttentionMatch &match);
+  void buildRegions(AttentionMatch &match, AttentionOp attention);
+
+  SchemeAttr schemeAttr;
+  bool gridDeclared = false;
+};
+
+int64_t RaiseAttentionPass::groupSize() {
+  if (gridSize > 0)
+    return gridSize;
+  auto existing = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(
+      getOperation(), StringAttr::get(&getContext(), grid));
+  if (!existing)
+    return ShapedType::kDynamic;
+  // The raised ops use grid axis 0.
+  if (existing.getShape().empty())
+    return ShapedType::kDynamic;
+  return existing.getShape()[0];
+}
+
+LogicalResult RaiseAttentionPass::declareGrid(Operation *at) {
+  if (gridDeclared)
+    return success();
+  ModuleOp module = getOperation();
+  auto existing = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(
+      module, StringAttr::get(&getContext(), grid));
+  if (existing) {
+    if (gridSize > 0 &&
+        (existing.getShape().size() != 1 || existing.getShape()[0] != gridSize))
+      return existing.emitError("cp-raise-attention: grid-size=")
+             << static_cast<int64_t>(gridSize) << " but shard.grid @" << grid
+             << " already exists with shape "
+             << llvm::make_range(existing.getShape().begin(),
+                                 existing.getShape().end())
+             << "; drop grid-size or name another grid";
+    gridDeclared = true;
+    return success();
+  }
+  if (gridSize <= 0)
+    return at->emitError("cp-raise-attention: grid @")
+           << grid << " does not exist; declare `shard.grid @" << grid
+           << "(shape = P)` or pass grid-size=P";
+  OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
+  shard::GridOp::create(b, module.getLoc(), grid, ArrayRef<int64_t>{gridSize});
+  gridDeclared = true;
+  return success();
+}
+
+void RaiseAttentionPass::buildRegions(AttentionMatch &match,
+                                      AttentionOp attention) {
+  OpBuilder b(&getContext());
+  Location loc = attention.getLoc();
+  Block &program = match.scoreProgram->getBody().front();
+  unsigned rank = match.scoreRank;
+  Type index = b.getIndexType();
+  // Program index args: [batch..., q, k]; region args: (b, h, q_idx,
+  // kv_idx). A single batch dim is the head dim (B = 1).
+  auto mapPositions = [&](IRMapping &mapping, ValueRange positions) {
+    Value bIdx = positions[0], hIdx = positions[1];
+    if (rank == 4) {
+      mapping.map(program.getArgument(1), bIdx);
+      mapping.map(program.getArgument(2), hIdx);
+    } else if (rank == 3) {
+      mapping.map(program.getArgument(1), hIdx);
+    }
+    mapping.map(program.getArgument(rank - 1), positions[2]);
+    mapping.map(program.getArgument(rank), positions[3]);
+  };
+  if (match.transformed) {
+    Block *body = b.createBlock(&attention.getScoreMod());
+    Value score = body->addArgument(b.getF32Type(), loc);
+    SmallVector<Value> positions;
+    for (unsigned i = 0; i < kMaskModPositions; ++i)
+      positions.push_back(body->addArgument(index, loc));
+    IRMapping mapping;
+    mapPositions(mapping, positions);
+    mapping.map(match.scaledScore, score);
+    Value result = cloneComputation(b, match.transformed, mapping);
+    YieldOp::create(b, loc, result);
+  }
+  if (!match.maskConditions.empty()) {
+    Block *body = b.createBlock(&attention.getMaskMod());
+    SmallVector<Value> positions;
+    for (unsigned i = 0; i < kMaskModPositions; ++i)
+      positions.push_back(body->addArgument(index, loc));
+    IRMapping mapping;
+    mapPositions(mapping, positions);
+    Value all;
+    for (Value condition : match.maskConditions) {
+      Value c = cloneComputation(b, condition, mapping);
+      all = all ? arith::AndIOp::create(b, loc, all, c) : c;
+    }
+    YieldOp::create(b, loc, all);
+    // A causal or window predicate is the structured mask.
+    MaskModAnalysis analysis = analyzeMaskMod(attention.getMaskMod());
+    if (analysis.onlyStructured) {
+      attention.getMaskMod().front().erase();
+      attention.setMaskAttr(intersectMasks(&getContext(), attention.getMask(),
+                                           analysis.structured));
+    }
+  }
+}
+
+void RaiseAttentionPass::rewrite(AttentionMatch &match) {
+  Operation *root = match.root;
+  Location loc = root->getLoc();
+  OpBuilder b(root);
+  Value q = toBHLD(b, loc, match.query.value, match.query.transposed);
+  Value k = toBHLD(b, loc, match.key.value, match.key.transposed);
+  Value v = toBHLD(b, loc, match.value.value, match.value.transposed);
+  Value mask;
+  if (match.dataMask)
+    mask = match.dataMaskIsMatrix
+               ? match.dataMask
+               : toBHLD(b, loc, match.dataMask, /*transposed=*/false);
+  auto qType = cast<RankedTensorType>(q.getType());
+  auto vType = cast<RankedTensorType>(v.getType());
+  auto resultType =
+      RankedTensorType::get({qType.getDimSize(0), qType.getDimSize(1),
+                             qType.getDimSize(2), vType.getDimSize(3)},
+                            qType.getElementType());
+  auto attention = AttentionOp::create(
+      b, loc, resultType, q, k, v, mask, /*mod_operands=*/ValueRange(),
+      StringRef(grid), ArrayRef<int16_t>{0},
+      MaskAttr::get(&getContext(), MaskKind::none), SequenceLayout::contiguous,
+      schemeAttr, b.getF32FloatAttr(static_cast<float>(match.scale)));
+  buildRegions(match, attention);
+  b.setInsertionPointAfter(attention);
+  Value result = attention.getResult();
+  auto rootType = cast<RankedTensorType>(root->getResult(0).getType());
+  if (rootType.getRank() != 4) {
+    SmallVector<ReassociationIndices> groups;
+    if (rootType.getRank() == 3)
+      groups = {{0, 1}, {2}, {3}};
+    else
+      groups = {{0, 1, 2}, {3}};
+    result = tensor::CollapseShapeOp::create(b, loc, rootType, result, groups);
+  }
+  root->getResult(0).replaceAllUsesWith(result);
+
+  // The replaced ops, then whatever only they used (inits, constants).
+  SmallVector<Operation *> dead(match.ops.begin(), match.ops.end());
+  SmallVector<Operation *> producers;
+  for (Operation *op : dead) {
+    // Operands, and values the op's body captures (a generic's constants).
+    SetVector<Value> used(op->getOperands().begin(), op->getOperands().end());
+    getUsedValuesDefinedAbove(op->getRegions(), used);
+    for (Value operand : used)
+      if (Operation *def = operand.getDefiningOp())
+        if (!match.ops.contains(def))
+          producers.push_back(def);
+  }
+  // Users before producers: erase in reverse program order.
+  llvm::sort(dead,
+             [](Operation *a, Operation *c) { return c->isBeforeInBlock(a); });
+  for (Operation *op : dead)
+    op->erase();
+  llvm::DenseSet<Operation *> erased;
+  while (!producers.empty()) {
+    Operation *op = producers.pop_back_val();
+    if (erased.contains(op) || !isOpTriviallyDead(op))
+      continue;
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        producers.push_back(def);
+    erased.insert(op);
+    op->erase();
+  }
+}
+
+void RaiseAttentionPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  int64_t size = groupSize();
+  llvm::StringSet<> required;
+  for (const std::string &name : requireIn) {
+    if (!SymbolTable::lookupNearestSymbolFrom<FunctionOpInterface>(
+            module, StringAttr::get(&getContext(), name))) {
+      module.emitError("cp-raise-attention: require-in names @")
+          << name << ", which is not a function of this module";
+      return signalPassFailure();
+    }
+    required.insert(name);
+  }
+
+  for (auto function : module.getOps<FunctionOpInterface>()) {
+    if (function.isExternal())
+      continue;
+    // Candidates: every contraction-like op, as they are now.
+    SmallVector<Operation *> candidates;
+    function->walk([&](Operation *op) {
+      if (isa<linalg::LinalgOp, tosa::MatMulOp>(op))
+        candidates.push_back(op);
+    });
+    llvm::DenseSet<Operation *> consumed;
+    SmallVector<NearMiss> misses;
+    SmallVector<Operation *> missedCandidates;
+    unsigned raised = 0;
+    for (Operation *candidate : candidates) {
+      if (consumed.contains(candidate))
+        continue;
+      NearMiss miss;
+      FailureOr<AttentionMatch> match = matchAttention(candidate, size, miss);
+      if (failed(match)) {
+        misses.push_back(miss);
+        missedCandidates.push_back(candidate);
+        continue;
+      }
+      if (failed(declareGrid(match->root)))
+        return signalPassFailure();
+      consumed.insert(match->ops.begin(), match->ops.end());
+      rewrite(*match);
+      ++raised;
+      ++numRaised;
+    }
+    // The nearest miss among candidates that were not raised since.
+    const NearMiss *nearest = nullptr;
+    for (auto [miss, candidate] : llvm::zip(misses, missedCandidates)) {
+      if (consumed.contains(candidate) || consumed.contains(miss.at))
+        continue;
+      if (miss.progress == 0) // not a contraction
+        continue;
+      if (!nearest || miss.progress >= nearest->progress)
+        nearest = &miss;
+    }
+    StringRef name = SymbolTable::getSymbolName(function).getValue();
+    if (raised == 0 && required.contains(name)) {
+      InFlightDiagnostic error =
+          function.emitError("cp-raise-attention: found no attention to "
+                             "raise in @")
+          << name << "; searched for " << describeAttentionForms();
+      if (nearest)
+        error.attachNote(nearest->at->getLoc())
+            << "nearest candidate: " << nearest->reason;
+      else
+        error.attachNote() << "the function has no contraction";
+      return signalPassFailure();
+    }
+    if (reportNearMisses && nearest)
+      nearest->at->emitRemark("cp-raise-attention: not raised: ")
+          << nearest->reason;
+  }
+}
+
+} // namespace
