@@ -8,6 +8,7 @@
 
 #include "cp/Dialect/CP/IR/CPAttrBodies.h"
 #include "cp/Dialect/CP/IR/CPDialect.h"
+#include "mlir/AsmParser/AsmParser.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -69,6 +70,18 @@ void mlir::cp::printSchemeBody(AsmPrinter &printer, SchemeAttr scheme) {
   printer << stringifySchemeKind(scheme.getKind());
   if (scheme.getKind() == SchemeKind::hybrid)
     printer << "(" << scheme.getUlyssesDegree() << ")";
+}
+
+SchemeAttr mlir::cp::parseSchemeOption(MLIRContext *context, StringRef pass,
+                                       StringRef text) {
+  auto scheme = dyn_cast_or_null<SchemeAttr>(
+      parseAttribute(("#cp.scheme<" + text + ">").str(), context));
+  if (!scheme)
+    emitError(UnknownLoc::get(context))
+        << pass << ": invalid scheme option '" << text
+        << "'; expected allgather, ulysses, hybrid(u), head_tail, ring, "
+           "zigzag or auto";
+  return scheme;
 }
 
 Attribute SchemeAttr::parse(AsmParser &parser, Type) {

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "cp/Dialect/CP/IR/CPAttrBodies.h"
 #include "cp/Dialect/CP/IR/CPOps.h"
 #include "cp/Dialect/CP/IR/RingSchedule.h"
 #include "cp/Dialect/CP/IR/SchemeConstraints.h"
@@ -14,7 +15,6 @@
 #include "cp/Dialect/CP/IR/StructuredMask.h"
 #include "cp/Dialect/CP/Transforms/ChooseScheme.h"
 #include "cp/Dialect/CP/Transforms/Passes.h"
-#include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -466,14 +466,8 @@ struct ApplySchemePass : public cp::impl::ApplySchemePassBase<ApplySchemePass> {
   LogicalResult initialize(MLIRContext *context) override {
     if (scheme.empty())
       return success();
-    std::string text = "#cp.scheme<" + scheme + ">";
-    defaultScheme = dyn_cast_or_null<SchemeAttr>(parseAttribute(text, context));
-    if (!defaultScheme)
-      return emitError(UnknownLoc::get(context))
-             << "cp-apply-scheme: invalid scheme option '" << scheme
-             << "'; expected allgather, ulysses, hybrid(u), head_tail, ring, "
-                "zigzag or auto";
-    return success();
+    defaultScheme = parseSchemeOption(context, "cp-apply-scheme", scheme);
+    return success(defaultScheme != nullptr);
   }
 
   void runOnOperation() override;

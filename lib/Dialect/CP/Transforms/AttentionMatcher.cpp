@@ -532,6 +532,18 @@ LogicalResult Matcher::matchRowReduction(Value v, bool isMax, Value &input) {
                     (op->getOperand(0) == b && op->getOperand(1) == a));
   };
   double start = isMax ? -std::numeric_limits<double>::infinity() : 0.0;
+  // The combiner and the init of a reduction op.
+  auto checkCombiner = [&](Operation *op, Block &body,
+                           Value init) -> LogicalResult {
+    if (!combinerIs(body, 0, 1))
+      return fail(op, Twine("the ") + what + " does not combine with " +
+                          (isMax ? "maximumf" : "addf"));
+    if (!isFilledWith(init, start))
+      return fail(op, Twine("the ") + what + " does not start from " +
+                          (isMax ? "-inf" : "0"));
+    m.ops.insert(op);
+    return success();
+  };
   if (auto reduce = dyn_cast_or_null<linalg::ReduceOp>(def)) {
     if (reduce.getInputs().size() != 1 || reduce.getDimensions().size() != 1)
       return fail(reduce, Twine("the ") + what +
@@ -540,14 +552,8 @@ LogicalResult Matcher::matchRowReduction(Value v, bool isMax, Value &input) {
     unsigned rank = rankOf(input);
     if (reduce.getDimensions()[0] != rank - 1)
       return wrongDim(reduce.getDimensions()[0], rank);
-    if (!combinerIs(reduce.getCombiner().front(), 0, 1))
-      return fail(reduce, Twine("the ") + what + " does not combine with " +
-                              (isMax ? "maximumf" : "addf"));
-    if (!isFilledWith(reduce.getInits()[0], start))
-      return fail(reduce, Twine("the ") + what + " does not start from " +
-                              (isMax ? "-inf" : "0"));
-    m.ops.insert(reduce);
-    return success();
+    return checkCombiner(reduce, reduce.getCombiner().front(),
+                         reduce.getInits()[0]);
   }
   auto g = dyn_cast_or_null<linalg::GenericOp>(def);
   if (!g || g.getNumDpsInputs() != 1 || g.getNumDpsInits() != 1)
@@ -567,14 +573,7 @@ LogicalResult Matcher::matchRowReduction(Value v, bool isMax, Value &input) {
       iterators.begin());
   if (dim != rank - 1 || !isRowBroadcast(maps[1], rank))
     return wrongDim(dim, rank);
-  if (!combinerIs(*g.getBody(), 0, 1))
-    return fail(g, Twine("the ") + what + " does not combine with " +
-                       (isMax ? "maximumf" : "addf"));
-  if (!isFilledWith(g.getDpsInits()[0], start))
-    return fail(g, Twine("the ") + what + " does not start from " +
-                       (isMax ? "-inf" : "0"));
-  m.ops.insert(g);
-  return success();
+  return checkCombiner(g, *g.getBody(), g.getDpsInits()[0]);
 }
 
 /// e = exp(x - rowMax): one generic, a sub generic then an exp generic, or

@@ -7,8 +7,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "cp/Dialect/CP/Transforms/ChooseScheme.h"
+#include "cp/Dialect/CP/IR/CPAttrBodies.h"
 #include "cp/Dialect/CP/Transforms/Passes.h"
-#include "mlir/AsmParser/AsmParser.h"
 
 namespace mlir {
 namespace cp {
@@ -90,11 +90,9 @@ struct ChooseSchemePass
              << "'; expected one of " << MachineModel::presetNames();
     base = *preset;
     if (!scheme.empty()) {
-      defaultScheme = dyn_cast_or_null<SchemeAttr>(
-          parseAttribute("#cp.scheme<" + scheme + ">", context));
+      defaultScheme = parseSchemeOption(context, "cp-choose-scheme", scheme);
       if (!defaultScheme)
-        return emitError(UnknownLoc::get(context))
-               << "cp-choose-scheme: invalid scheme option '" << scheme << "'";
+        return failure();
     }
     return success();
   }

@@ -7,11 +7,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "cp/Dialect/CP/IR/CPAttrBodies.h"
 #include "cp/Dialect/CP/IR/CPOps.h"
 #include "cp/Dialect/CP/IR/ModRegions.h"
 #include "cp/Dialect/CP/Transforms/AttentionMatcher.h"
 #include "cp/Dialect/CP/Transforms/Passes.h"
-#include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -78,14 +78,8 @@ struct RaiseAttentionPass
   LogicalResult initialize(MLIRContext *context) override {
     if (scheme.empty())
       return success();
-    schemeAttr = dyn_cast_or_null<SchemeAttr>(
-        parseAttribute("#cp.scheme<" + scheme + ">", context));
-    if (!schemeAttr)
-      return emitError(UnknownLoc::get(context))
-             << "cp-raise-attention: invalid scheme option '" << scheme
-             << "'; expected allgather, ulysses, hybrid(u), head_tail, ring, "
-                "zigzag or auto";
-    return success();
+    schemeAttr = parseSchemeOption(context, "cp-raise-attention", scheme);
+    return success(schemeAttr != nullptr);
   }
 
   void runOnOperation() override;
