@@ -6,7 +6,7 @@
 // RUN: cp-opt %s "--cp-raise-attention=grid-size=4 scheme=ring" | FileCheck %s --check-prefix=SCHEME
 
 // CHECK: shard.grid @cp(shape = 4)
-// SCHEME-COUNT-5: cp.attention {{.*}} scheme = ring
+// SCHEME-COUNT-6: cp.attention {{.*}} scheme = ring
 
 #qmap = affine_map<(b, h, i, j, d) -> (b, h, i, d)>
 #kmap = affine_map<(b, h, i, j, d) -> (b, h, j, d)>
@@ -282,6 +282,63 @@ func.func @gqa_broadcast_blocks(%q: tensor<1x8x16x8xf32>, %k: tensor<1x2x16x8xf3
     %bj = arith.divui %j, %c8 : index
     %same = arith.cmpi eq, %bi, %bj : index
     %r = arith.select %same, %a, %ninf : f32
+    linalg.yield %r : f32
+  } -> tensor<1x8x16x16xf32>
+  %p = linalg.softmax dimension(3) ins(%x : tensor<1x8x16x16xf32>) outs(%e0 : tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32>
+  %eo = tensor.empty() : tensor<1x8x16x8xf32>
+  %o0 = linalg.fill ins(%zero : f32) outs(%eo : tensor<1x8x16x8xf32>) -> tensor<1x8x16x8xf32>
+  %o = linalg.generic {indexing_maps = [#pmap, #vmap, #omap], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%p, %vr : tensor<1x8x16x16xf32>, tensor<1x8x16x8xf32>) outs(%o0 : tensor<1x8x16x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x8x16x8xf32>
+  return %o : tensor<1x8x16x8xf32>
+}
+
+// GQA as a repeat written as a copy generic + collapse_shape; masked scores
+// set to 0 rather than -inf: that is not a mask but a transform of the
+// score (masked keys keep weight exp(0)), raised faithfully as a score_mod.
+// CHECK-LABEL: func @gqa_repeat_zero_fill
+// CHECK-SAME: (%[[Q:.*]]: tensor<1x8x16x8xf32>, %[[K:.*]]: tensor<1x2x16x8xf32>, %[[V:.*]]: tensor<1x2x16x8xf32>)
+// CHECK-NEXT: cp.attention %[[Q]], %[[K]], %[[V]] on @cp grid_axes = [0] scale = 1.000000e+00 score_mod {
+// CHECK-NEXT: ^bb0(%[[S:.*]]: f32, %{{.*}}: index, %{{.*}}: index, %[[QI:.*]]: index, %[[KI:.*]]: index):
+// CHECK-NEXT: %[[PAST:.*]] = arith.cmpi ule, %[[KI]], %[[QI]] : index
+// CHECK-NEXT: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT: %[[R:.*]] = arith.select %[[PAST]], %[[S]], %[[ZERO]] : f32
+// CHECK-NEXT: cp.yield %[[R]] : f32
+func.func @gqa_repeat_zero_fill(%q: tensor<1x8x16x8xf32>, %k: tensor<1x2x16x8xf32>, %v: tensor<1x2x16x8xf32>) -> tensor<1x8x16x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %eb = tensor.empty() : tensor<1x2x4x16x8xf32>
+  %kb = linalg.generic {indexing_maps = [#bc5, #id5], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]}
+      ins(%k : tensor<1x2x16x8xf32>) outs(%eb : tensor<1x2x4x16x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  } -> tensor<1x2x4x16x8xf32>
+  %kr = tensor.collapse_shape %kb [[0], [1, 2], [3], [4]] : tensor<1x2x4x16x8xf32> into tensor<1x8x16x8xf32>
+  %vb = linalg.generic {indexing_maps = [#bc5, #id5], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]}
+      ins(%v : tensor<1x2x16x8xf32>) outs(%eb : tensor<1x2x4x16x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  } -> tensor<1x2x4x16x8xf32>
+  %vr = tensor.collapse_shape %vb [[0], [1, 2], [3], [4]] : tensor<1x2x4x16x8xf32> into tensor<1x8x16x8xf32>
+  %e0 = tensor.empty() : tensor<1x8x16x16xf32>
+  %s0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32>
+  %s = linalg.generic {indexing_maps = [#qmap, #kmap, #smap], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %kr : tensor<1x8x16x8xf32>, tensor<1x8x16x8xf32>) outs(%s0 : tensor<1x8x16x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %c, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x8x16x16xf32>
+  %x = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s : tensor<1x8x16x16xf32>) outs(%e0 : tensor<1x8x16x16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %i = linalg.index 2 : index
+    %j = linalg.index 3 : index
+    %past = arith.cmpi ule, %j, %i : index
+    %r = arith.select %past, %a, %zero : f32
     linalg.yield %r : f32
   } -> tensor<1x8x16x16xf32>
   %p = linalg.softmax dimension(3) ins(%x : tensor<1x8x16x16xf32>) outs(%e0 : tensor<1x8x16x16xf32>) -> tensor<1x8x16x16xf32>

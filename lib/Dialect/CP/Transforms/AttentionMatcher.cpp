@@ -99,6 +99,13 @@ bool isRowBroadcast(AffineMap map, unsigned rank) {
 
 unsigned rankOf(Value v) { return cast<ShapedType>(v.getType()).getRank(); }
 
+std::string typeName(Type type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << type;
+  return text;
+}
+
 //===----------------------------------------------------------------------===//
 // Constants
 //===----------------------------------------------------------------------===//
@@ -951,13 +958,10 @@ LogicalResult Matcher::splitScoreProgram() {
     if (!(deps & onScore))
       return fail(at, "the scores are replaced by a value that does not "
                       "depend on them");
-    if (!m.scaledScore.getType().isF32()) {
-      std::string type;
-      llvm::raw_string_ostream os(type);
-      os << m.scaledScore.getType();
-      return fail(at, "a score transform on " + type +
+    if (!m.scaledScore.getType().isF32())
+      return fail(at, "a score transform on " +
+                          typeName(m.scaledScore.getType()) +
                           " scores; score_mod takes f32");
-    }
     m.transformed = result;
   }
   return success();
@@ -1107,17 +1111,43 @@ LogicalResult Matcher::matchOperands(const Contraction &qk) {
                             "; cp.attention needs one GQA group");
   m.kvGroup = keyGroup;
 
+  // What cp.attention can state: one float type, static shapes, one
+  // sequence (not cross-attention), H = G * Hkv.
   auto q = cast<RankedTensorType>(m.query.value.getType());
-  for (Value v : {m.key.value, m.value.value}) {
-    auto t = cast<RankedTensorType>(v.getType());
-    if (t.getElementType() != q.getElementType())
-      return fail(m.root, "Q, K and V have different element types");
+  Type element = q.getElementType();
+  if (!element.isF32() && !element.isF16() && !element.isBF16())
+    return fail(m.root, "attention on " + typeName(element) +
+                            "; cp.attention takes f32, f16 or bf16");
+  for (Value v : {m.key.value, m.value.value, Value(m.root->getResult(0))})
+    if (cast<RankedTensorType>(v.getType()).getElementType() != element)
+      return fail(m.root, "Q, K, V and the result have different element "
+                          "types");
+  for (Value v : {m.query.value, m.key.value, m.value.value})
+    if (!cast<RankedTensorType>(v.getType()).hasStaticShape())
+      return fail(m.root, "Q, K or V has a dynamic shape");
+  auto seqLength = [](const AttentionInput &in) {
+    ArrayRef<int64_t> shape =
+        cast<RankedTensorType>(in.value.getType()).getShape();
+    return shape[shape.size() - (in.transposed ? 1 : 2)];
+  };
+  int64_t queries = q.getShape()[q.getRank() - 2];
+  int64_t keys = seqLength(m.key);
+  if (keys != queries || seqLength(m.value) != keys)
+    return fail(m.root, Twine(queries) + " queries attend " + Twine(keys) +
+                            " keys: cross-attention; cp.attention shards one "
+                            "sequence for Q, K and V");
+  if (batchRank > 0) {
+    int64_t heads = q.getShape()[batchRank - 1];
+    for (Value v : {m.key.value, m.value.value}) {
+      int64_t kvHeads =
+          cast<RankedTensorType>(v.getType()).getShape()[batchRank - 1];
+      if (kvHeads * m.kvGroup != heads)
+        return fail(m.root, Twine(heads) + " query heads read " +
+                                Twine(kvHeads) + " K/V heads in groups of " +
+                                Twine(m.kvGroup) +
+                                "; cp.attention needs H = G * Hkv");
+    }
   }
-  auto out = cast<RankedTensorType>(m.root->getResult(0).getType());
-  if (out.getElementType() != q.getElementType())
-    return fail(m.root, "the attention's result type differs from Q's");
-  if (!q.hasStaticShape())
-    return fail(m.root, "Q has a dynamic shape");
   return success();
 }
 
