@@ -404,15 +404,12 @@ struct FoldStructuredMaskMod : public OpRewritePattern<AttentionLikeOp> {
 
   LogicalResult matchAndRewrite(AttentionLikeOp op,
                                 PatternRewriter &rewriter) const override {
-    if (op.getMaskMod().empty())
-      return failure();
-    MaskModAnalysis analysis = analyzeMaskMod(op.getMaskMod());
-    if (!analysis.onlyStructured)
+    MaskAttr folded = foldMaskModInto(op.getMask(), op.getMaskMod());
+    if (!folded)
       return failure();
     rewriter.eraseBlock(&op.getMaskMod().front());
     rewriter.modifyOpInPlace(op, [&] {
-      op.setMaskAttr(
-          intersectMasks(op.getContext(), op.getMask(), analysis.structured));
+      op.setMaskAttr(folded);
       if (op.getScoreMod().empty())
         op.getModOperandsMutable().clear();
     });

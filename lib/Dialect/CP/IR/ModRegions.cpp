@@ -34,23 +34,41 @@ static Value resultOf(Block &body) {
   return terminator->getOperand(0);
 }
 
-static LogicalResult verifyBody(Operation *op, Block &body, StringRef name,
-                                TypeRange expectedArgs, StringRef argNames,
-                                Type yielded, unsigned firstModArg,
-                                StringRef terminatorName,
-                                bool checkOps = true) {
+SmallVector<Type> mlir::cp::modArgumentTypes(MLIRContext *ctx, bool isMask,
+                                             TypeRange modOperands) {
+  SmallVector<Type> types;
+  if (!isMask)
+    types.push_back(Float32Type::get(ctx));
+  types.append(kMaskModPositions, IndexType::get(ctx));
+  llvm::append_range(types, modOperands);
+  return types;
+}
+
+/// The rules for a mod body, in a region (cp.yield) or an outlined function
+/// (func.return): its arguments, its result and (`checkOps`) its ops.
+static LogicalResult verifyModBody(Operation *op, Block &body, bool isMask,
+                                   TypeRange modOperands,
+                                   StringRef terminatorName, bool checkOps) {
+  MLIRContext *ctx = op->getContext();
+  StringRef name = isMask ? "mask_mod" : "score_mod";
+  SmallVector<Type> expectedArgs = modArgumentTypes(ctx, isMask, modOperands);
   if (body.getArgumentTypes() != expectedArgs)
     return op->emitOpError("expects ")
-           << name << " to take (" << argNames
+           << name << " to take ("
+           << (isMask ? "b, h, q_idx, kv_idx: index"
+                      : "score: f32, b, h, q_idx, kv_idx: index")
            << ", then one argument per mod operand), that is ("
            << typeList(expectedArgs) << "), got ("
            << typeList(body.getArgumentTypes()) << ")";
+  Type yielded =
+      isMask ? Type(IntegerType::get(ctx, 1)) : Float32Type::get(ctx);
   Value result = resultOf(body);
   if (!result || result.getType() != yielded)
     return op->emitOpError("expects ")
            << name << " to end in " << terminatorName << " of " << yielded;
   if (!checkOps)
     return success();
+  unsigned firstModArg = isMask ? kMaskModPositions : kScoreModPositions;
   for (Operation &nested : body.without_terminator()) {
     StringRef dialect =
         nested.getDialect() ? nested.getDialect()->getNamespace() : StringRef();
@@ -76,24 +94,17 @@ static LogicalResult verifyBody(Operation *op, Block &body, StringRef name,
   return success();
 }
 
-static LogicalResult verifyRegion(Operation *op, Region &region, StringRef name,
-                                  TypeRange expectedArgs, StringRef argNames,
-                                  Type yielded, unsigned firstModArg) {
+static LogicalResult verifyModRegion(Operation *op, Region &region, bool isMask,
+                                     ValueRange modOperands) {
+  if (region.empty())
+    return success();
+  StringRef name = isMask ? "mask_mod" : "score_mod";
   if (!region.hasOneBlock())
     return op->emitOpError("expects ") << name << " to have one block";
   if (!isa<YieldOp>(region.front().getTerminator()))
     return op->emitOpError("expects ") << name << " to end in cp.yield";
-  return verifyBody(op, region.front(), name, expectedArgs, argNames, yielded,
-                    firstModArg, "cp.yield");
-}
-
-/// (b, h, q_idx, kv_idx) and, for score_mod, the score before them.
-static SmallVector<Type> positionTypes(MLIRContext *ctx, bool isMask) {
-  SmallVector<Type> types;
-  if (!isMask)
-    types.push_back(Float32Type::get(ctx));
-  types.append(kMaskModPositions, IndexType::get(ctx));
-  return types;
+  return verifyModBody(op, region.front(), isMask, modOperands.getTypes(),
+                       "cp.yield", /*checkOps=*/true);
 }
 
 LogicalResult mlir::cp::verifyModFunction(Operation *op, func::FuncOp function,
@@ -103,50 +114,23 @@ LogicalResult mlir::cp::verifyModFunction(Operation *op, func::FuncOp function,
   if (!function || function.isExternal())
     return op->emitOpError("expects its ")
            << name << " to name a function with a body";
-  MLIRContext *ctx = op->getContext();
-  SmallVector<Type> args = positionTypes(ctx, isMask);
-  unsigned firstModArg = args.size();
-  llvm::append_range(args, modOperands.getTypes());
-  Type result = isMask ? Type(IntegerType::get(ctx, 1)) : Float32Type::get(ctx);
   if (!function.getBody().hasOneBlock() ||
       !isa<func::ReturnOp>(function.getBody().front().getTerminator()))
     return op->emitOpError("expects its ")
            << name << " function to be one block ending in func.return";
-  return verifyBody(op, function.getBody().front(), name, args,
-                    isMask ? "b, h, q_idx, kv_idx: index"
-                           : "score: f32, b, h, q_idx, kv_idx: index",
-                    result, firstModArg, "func.return", checkBody);
+  return verifyModBody(op, function.getBody().front(), isMask,
+                       modOperands.getTypes(), "func.return", checkBody);
 }
 
 LogicalResult mlir::cp::verifyModRegions(Operation *op, Region &maskMod,
                                          Region &scoreMod,
                                          ValueRange modOperands) {
-  if (maskMod.empty() && scoreMod.empty()) {
-    if (!modOperands.empty())
-      return op->emitOpError("has mod_operands but no mask_mod or score_mod "
-                             "region to read them");
-    return success();
-  }
-  MLIRContext *ctx = op->getContext();
-  Type index = IndexType::get(ctx), f32 = Float32Type::get(ctx);
-  SmallVector<Type> positions(kMaskModPositions, index);
-  if (!maskMod.empty()) {
-    SmallVector<Type> args = positionTypes(ctx, /*isMask=*/true);
-    llvm::append_range(args, modOperands.getTypes());
-    if (failed(verifyRegion(op, maskMod, "mask_mod", args,
-                            "b, h, q_idx, kv_idx: index",
-                            IntegerType::get(ctx, 1), kMaskModPositions)))
-      return failure();
-  }
-  if (!scoreMod.empty()) {
-    SmallVector<Type> args = positionTypes(ctx, /*isMask=*/false);
-    llvm::append_range(args, modOperands.getTypes());
-    if (failed(verifyRegion(op, scoreMod, "score_mod", args,
-                            "score: f32, b, h, q_idx, kv_idx: index", f32,
-                            kScoreModPositions)))
-      return failure();
-  }
-  return success();
+  if (maskMod.empty() && scoreMod.empty() && !modOperands.empty())
+    return op->emitOpError("has mod_operands but no mask_mod or score_mod "
+                           "region to read them");
+  if (failed(verifyModRegion(op, maskMod, /*isMask=*/true, modOperands)))
+    return failure();
+  return verifyModRegion(op, scoreMod, /*isMask=*/false, modOperands);
 }
 
 //===----------------------------------------------------------------------===//
@@ -319,6 +303,23 @@ MaskAttr mlir::cp::intersectMasks(MLIRContext *ctx, MaskAttr a, MaskAttr b) {
     return MaskAttr::get(ctx, MaskKind::causal);
   int64_t w = !wa ? wb : !wb ? wa : std::min(wa, wb);
   return MaskAttr::get(ctx, MaskKind::sliding_window, w);
+}
+
+MaskAttr mlir::cp::foldMaskModInto(MaskAttr mask, Region &maskMod) {
+  MaskModAnalysis analysis = analyzeMaskMod(maskMod);
+  if (!analysis.onlyStructured)
+    return {};
+  return intersectMasks(maskMod.getContext(), mask, analysis.structured);
+}
+
+ModFunctions mlir::cp::modFunctionsOf(BufferLocalAttentionOp op) {
+  ModFunctions mods;
+  mods.maskMod = op.getMaskModFunction();
+  mods.scoreMod = op.getScoreModFunction();
+  mods.analysis = analyzeMaskMod(mods.maskMod);
+  mods.mask =
+      intersectMasks(op.getContext(), op.getMask(), mods.analysis.structured);
+  return mods;
 }
 
 //===----------------------------------------------------------------------===//

@@ -54,6 +54,33 @@ std::optional<MachineModel> MachineModel::preset(StringRef name) {
   return std::nullopt;
 }
 
+namespace {
+/// The numeric cp.machine entries and the fields they set.
+struct MachineEntry {
+  StringRef key;
+  void (*set)(MachineModel &, double);
+};
+constexpr MachineEntry kMachineEntries[] = {
+    {"intra_node_bandwidth",
+     [](MachineModel &m, double v) { m.intraNodeBandwidth = v; }},
+    {"inter_node_bandwidth",
+     [](MachineModel &m, double v) { m.interNodeBandwidth = v; }},
+    {"latency", [](MachineModel &m, double v) { m.latency = v; }},
+    {"ranks_per_node",
+     [](MachineModel &m, double v) {
+       m.ranksPerNode = static_cast<int64_t>(v);
+     }},
+    {"attention_flops",
+     [](MachineModel &m, double v) { m.attentionFlops = v; }},
+    {"memory_bandwidth",
+     [](MachineModel &m, double v) { m.memoryBandwidth = v; }},
+    {"memory", [](MachineModel &m, double v) { m.memory = v; }},
+    {"launch_overhead",
+     [](MachineModel &m, double v) { m.launchOverhead = v; }},
+    {"overlap", [](MachineModel &m, double v) { m.overlap = v; }},
+};
+} // namespace
+
 LogicalResult
 MachineModel::apply(DictionaryAttr description,
                     function_ref<InFlightDiagnostic()> emitError) {
@@ -82,31 +109,16 @@ MachineModel::apply(DictionaryAttr description,
       return emitError() << "cp.machine entry '" << key << "' must be "
                          << (key == "overlap" ? "between 0 and 1" : "positive")
                          << ", got " << value;
-    if (key == "intra_node_bandwidth")
-      intraNodeBandwidth = value;
-    else if (key == "inter_node_bandwidth")
-      interNodeBandwidth = value;
-    else if (key == "latency")
-      latency = value;
-    else if (key == "ranks_per_node")
-      ranksPerNode = static_cast<int64_t>(value);
-    else if (key == "attention_flops")
-      attentionFlops = value;
-    else if (key == "memory_bandwidth")
-      memoryBandwidth = value;
-    else if (key == "memory")
-      memory = value;
-    else if (key == "launch_overhead")
-      launchOverhead = value;
-    else if (key == "overlap")
-      overlap = value;
-    else
-      return emitError()
-             << "cp.machine has no entry '" << key
-             << "'; known: preset, intra_node_bandwidth, "
-                "inter_node_bandwidth, latency, ranks_per_node, "
-                "attention_flops, memory_bandwidth, memory, launch_overhead, "
-                "overlap";
+    const MachineEntry *field = llvm::find_if(
+        kMachineEntries, [&](const MachineEntry &e) { return e.key == key; });
+    if (field == std::end(kMachineEntries)) {
+      InFlightDiagnostic diag = emitError();
+      diag << "cp.machine has no entry '" << key << "'; known: preset";
+      for (const MachineEntry &e : kMachineEntries)
+        diag << ", " << e.key;
+      return diag;
+    }
+    field->set(*this, value);
   }
   return success();
 }

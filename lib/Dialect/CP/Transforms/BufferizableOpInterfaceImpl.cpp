@@ -134,12 +134,10 @@ struct LocalAttentionModel
         /*mask_mod=*/FlatSymbolRefAttr(), /*score_mod=*/FlatSymbolRefAttr());
     // The regions become private functions reading the mod operands'
     // buffers.
-    Type index = rewriter.getIndexType(), f32 = rewriter.getF32Type();
-    SmallVector<Type> maskArgs(kMaskModPositions, index);
-    llvm::append_range(maskArgs, in.getModOperands().getTypes());
-    SmallVector<Type> scoreArgs{f32};
-    scoreArgs.append(kMaskModPositions, index);
-    llvm::append_range(scoreArgs, in.getModOperands().getTypes());
+    MLIRContext *ctx = op->getContext();
+    TypeRange modTypes = in.getModOperands().getTypes();
+    SmallVector<Type> maskArgs = modArgumentTypes(ctx, true, modTypes);
+    SmallVector<Type> scoreArgs = modArgumentTypes(ctx, false, modTypes);
     if (!attention.getMaskMod().empty())
       buffered.setMaskModAttr(FlatSymbolRefAttr::get(
           outlineModRegion(rewriter, attention.getMaskMod(), op, "cp_mask_mod",

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BufferRoots.h"
 #include "cp/Dialect/CP/IR/CPOps.h"
 #include "cp/Dialect/CP/Transforms/Passes.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
@@ -19,21 +20,9 @@ namespace cp {
 
 using namespace mlir;
 using namespace mlir::cp;
+using mlir::cp::detail::rootBuffer;
 
 namespace {
-
-/// The buffer a value is a view of (through views and casts).
-Value rootOf(Value buffer) {
-  while (Operation *def = buffer.getDefiningOp()) {
-    if (auto view = dyn_cast<ViewLikeOpInterface>(def))
-      buffer = view.getViewSource();
-    else if (auto cast = dyn_cast<memref::CastOp>(def))
-      buffer = cast.getSource();
-    else
-      break;
-  }
-  return buffer;
-}
 
 /// Whether `op` or an op nested in it uses `buffer` (or a view of it),
 /// counting a wait as a use of its shift's buffers.
@@ -41,11 +30,12 @@ bool uses(Operation *op, Value buffer) {
   WalkResult result = op->walk([&](Operation *nested) {
     if (auto wait = dyn_cast<BufferWaitOp>(nested))
       if (auto start = wait.getRequest().getDefiningOp<BufferShiftStartOp>())
-        if (rootOf(start.getInput()) == buffer ||
-            rootOf(start.getOutput()) == buffer)
+        if (rootBuffer(start.getInput()) == buffer ||
+            rootBuffer(start.getOutput()) == buffer)
           return WalkResult::interrupt();
     for (Value operand : nested->getOperands())
-      if (isa<BaseMemRefType>(operand.getType()) && rootOf(operand) == buffer)
+      if (isa<BaseMemRefType>(operand.getType()) &&
+          rootBuffer(operand) == buffer)
         return WalkResult::interrupt();
     return WalkResult::advance();
   });

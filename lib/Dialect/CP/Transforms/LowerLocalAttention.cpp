@@ -463,11 +463,8 @@ void AttentionLowering::emitQueryTile(Value batch, Value head, Value kvHead,
 
   // Key tiles this query tile can see, and the keys it sees in full: the
   // structured mask, narrowed by what a mask_mod is known to be.
-  func::FuncOp maskModFunction = op.getMaskModFunction();
-  func::FuncOp scoreModFunction = op.getScoreModFunction();
-  MaskModAnalysis maskMod = analyzeMaskMod(maskModFunction);
-  MaskAttr mask =
-      intersectMasks(op.getContext(), op.getMask(), maskMod.structured);
+  ModFunctions mods = modFunctionsOf(op);
+  MaskAttr mask = mods.mask;
   Value qFirst = add(op.getQOffset(), q0);
   Value qLast = sub(add(qFirst, validQ), idx(1));
   Value kvOffset = op.getKvOffset();
@@ -479,8 +476,8 @@ void AttentionLowering::emitQueryTile(Value batch, Value head, Value kvHead,
   // query tile's: their [min, max] ranges do not meet.
   Value segments;
   std::pair<Value, Value> querySegments;
-  if (maskMod.documentOperand) {
-    segments = op.getModOperands()[*maskMod.documentOperand];
+  if (mods.analysis.documentOperand) {
+    segments = op.getModOperands()[*mods.analysis.documentOperand];
     querySegments = rangeOf(segments, qFirst, validQ);
   }
 
@@ -512,8 +509,8 @@ void AttentionLowering::emitQueryTile(Value batch, Value head, Value kvHead,
         },
         /*accumulate=*/false, /*lanesOuter=*/false);
     Value kFirst = add(kvOffset, k0);
-    if (scoreModFunction)
-      applyModFunction(scoreModFunction, /*isMask=*/false, batch, globalHead,
+    if (mods.scoreMod)
+      applyModFunction(mods.scoreMod, /*isMask=*/false, batch, globalHead,
                        qFirst, validQ, kFirst, rows, s);
     if (Value cut = buildTileIsCut(b, loc, mask, tiles, kFirst,
                                    sub(add(kFirst, rows), idx(1))))
@@ -523,9 +520,9 @@ void AttentionLowering::emitQueryTile(Value batch, Value head, Value kvHead,
       });
     if (op.getExplicitMask())
       applyExplicitMask(batch, head, q0, validQ, k0, rows, s);
-    if (maskModFunction && !maskMod.onlyStructured)
-      applyModFunction(maskModFunction, /*isMask=*/true, batch, globalHead,
-                       qFirst, validQ, kFirst, rows, s);
+    if (mods.evaluatesMaskMod())
+      applyModFunction(mods.maskMod, /*isMask=*/true, batch, globalHead, qFirst,
+                       validQ, kFirst, rows, s);
     updateSoftmax(validQ, rows, s);
     // Acc[i, dv] += sum_j Pt[j, i] * V[k0 + j, dv]
     broadcastFmaKernel(

@@ -162,11 +162,8 @@ void GpuAttentionLowering::emitKernelBody(gpu::LaunchOp launch,
   gpu::BarrierOp::create(b, loc);
 
   // The structured mask, narrowed by what a mask_mod is known to be.
-  func::FuncOp maskModFunction = op.getMaskModFunction();
-  func::FuncOp scoreModFunction = op.getScoreModFunction();
-  MaskModAnalysis maskMod = analyzeMaskMod(maskModFunction);
-  MaskAttr mask =
-      intersectMasks(op.getContext(), op.getMask(), maskMod.structured);
+  ModFunctions mods = modFunctionsOf(op);
+  MaskAttr mask = mods.mask;
   Value globalHead = op.getHeadOffset() ? add(op.getHeadOffset(), head) : head;
   Value qFirst = add(op.getQOffset(), q0);
   Value qLast = sub(add(qFirst, validQ), idx(1));
@@ -225,14 +222,14 @@ void GpuAttentionLowering::emitKernelBody(gpu::LaunchOp launch,
             llvm::append_range(args, op.getModOperands());
             return args;
           };
-          if (scoreModFunction) {
+          if (mods.scoreMod) {
             SmallVector<Value> args{scores[u]};
             llvm::append_range(args, modArgs());
-            scores[u] = emitModFunction(b, scoreModFunction, args);
+            scores[u] = emitModFunction(b, mods.scoreMod, args);
           }
-          if (maskModFunction && !maskMod.onlyStructured)
+          if (mods.evaluatesMaskMod())
             allowed =
-                andI(allowed, emitModFunction(b, maskModFunction, modArgs()));
+                andI(allowed, emitModFunction(b, mods.maskMod, modArgs()));
           if (cut) {
             Value structured = buildMaskAllows(b, loc, mask, add(qFirst, row),
                                                add(kFirst, keys[u]));

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BufferRoots.h"
 #include "cp/Dialect/CP/IR/CPOps.h"
 #include "cp/Dialect/CP/Transforms/Passes.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -22,23 +23,9 @@ namespace cp {
 
 using namespace mlir;
 using namespace mlir::cp;
+using mlir::cp::detail::rootBuffer;
 
 namespace {
-
-/// The allocation (or block argument) a buffer is a view of.
-Value rootOf(Value buffer) {
-  while (true) {
-    if (auto view = buffer.getDefiningOp<ViewLikeOpInterface>()) {
-      buffer = view.getViewSource();
-      continue;
-    }
-    if (auto cast = buffer.getDefiningOp<memref::CastOp>()) {
-      buffer = cast.getSource();
-      continue;
-    }
-    return buffer;
-  }
-}
 
 /// The buffers of one transfer in flight: the output may not be touched,
 /// the input may be read but not written or freed.
@@ -50,7 +37,8 @@ struct Transfer {
     // that transfer shares them.
     if (auto wait = dyn_cast<BufferWaitOp>(op)) {
       auto other = wait.getRequest().getDefiningOp<BufferShiftStartOp>();
-      Transfer them{rootOf(other.getInput()), rootOf(other.getOutput())};
+      Transfer them{rootBuffer(other.getInput()),
+                    rootBuffer(other.getOutput())};
       return them.output == output || them.output == input ||
              them.input == output;
     }
@@ -66,7 +54,7 @@ struct Transfer {
             return true; // writes memory it does not name
           continue;
         }
-        Value root = rootOf(value);
+        Value root = rootBuffer(value);
         if (root == output || (root == input && writes))
           return true;
       }
@@ -90,7 +78,8 @@ struct Transfer {
 
 /// Splits `shift`; leaves it alone when nothing could run in between.
 void overlap(BufferShiftOp shift) {
-  Transfer transfer{rootOf(shift.getInput()), rootOf(shift.getOutput())};
+  Transfer transfer{rootBuffer(shift.getInput()),
+                    rootBuffer(shift.getOutput())};
   Operation *stop = shift->getNextNode();
   Operation *first = stop;
   while (!stop->hasTrait<OpTrait::IsTerminator>() &&

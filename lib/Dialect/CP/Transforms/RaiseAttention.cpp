@@ -145,39 +145,35 @@ void RaiseAttentionPass::buildRegions(AttentionMatch &match,
   Location loc = attention.getLoc();
   Block &program = match.scoreProgram->getBody().front();
   unsigned rank = match.scoreRank;
-  Type index = b.getIndexType();
-  // Program index args: [batch..., q, k]; region args: (b, h, q_idx,
-  // kv_idx). A single batch dim is the head dim (B = 1).
-  auto mapPositions = [&](IRMapping &mapping, ValueRange positions) {
-    Value bIdx = positions[0], hIdx = positions[1];
+  // A new region block with the region's arguments, the program's index
+  // arguments ([batch..., q, k]) mapped to its positions (b, h, q_idx,
+  // kv_idx; a single batch dim is the head dim, B = 1).
+  auto createBody = [&](Region &region, bool isMask, IRMapping &mapping) {
+    SmallVector<Type> types =
+        modArgumentTypes(&getContext(), isMask, /*modOperands=*/{});
+    Block *body = b.createBlock(&region, {}, types,
+                                SmallVector<Location>(types.size(), loc));
+    ValueRange positions = body->getArguments().take_back(kMaskModPositions);
     if (rank == 4) {
-      mapping.map(program.getArgument(1), bIdx);
-      mapping.map(program.getArgument(2), hIdx);
+      mapping.map(program.getArgument(1), positions[0]);
+      mapping.map(program.getArgument(2), positions[1]);
     } else if (rank == 3) {
-      mapping.map(program.getArgument(1), hIdx);
+      mapping.map(program.getArgument(1), positions[1]);
     }
     mapping.map(program.getArgument(rank - 1), positions[2]);
     mapping.map(program.getArgument(rank), positions[3]);
+    return body;
   };
   if (match.transformed) {
-    Block *body = b.createBlock(&attention.getScoreMod());
-    Value score = body->addArgument(b.getF32Type(), loc);
-    SmallVector<Value> positions;
-    for (unsigned i = 0; i < kMaskModPositions; ++i)
-      positions.push_back(body->addArgument(index, loc));
     IRMapping mapping;
-    mapPositions(mapping, positions);
-    mapping.map(match.scaledScore, score);
-    Value result = cloneComputation(b, match.transformed, mapping);
-    YieldOp::create(b, loc, result);
+    Block *body =
+        createBody(attention.getScoreMod(), /*isMask=*/false, mapping);
+    mapping.map(match.scaledScore, body->getArgument(0));
+    YieldOp::create(b, loc, cloneComputation(b, match.transformed, mapping));
   }
   if (!match.maskConditions.empty()) {
-    Block *body = b.createBlock(&attention.getMaskMod());
-    SmallVector<Value> positions;
-    for (unsigned i = 0; i < kMaskModPositions; ++i)
-      positions.push_back(body->addArgument(index, loc));
     IRMapping mapping;
-    mapPositions(mapping, positions);
+    createBody(attention.getMaskMod(), /*isMask=*/true, mapping);
     Value all;
     for (Value condition : match.maskConditions) {
       Value c = cloneComputation(b, condition, mapping);
@@ -185,11 +181,10 @@ void RaiseAttentionPass::buildRegions(AttentionMatch &match,
     }
     YieldOp::create(b, loc, all);
     // A causal or window predicate is the structured mask.
-    MaskModAnalysis analysis = analyzeMaskMod(attention.getMaskMod());
-    if (analysis.onlyStructured) {
+    if (MaskAttr folded =
+            foldMaskModInto(attention.getMask(), attention.getMaskMod())) {
       attention.getMaskMod().front().erase();
-      attention.setMaskAttr(intersectMasks(&getContext(), attention.getMask(),
-                                           analysis.structured));
+      attention.setMaskAttr(folded);
     }
   }
 }

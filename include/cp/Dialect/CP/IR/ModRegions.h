@@ -29,6 +29,12 @@ class BufferLocalAttentionOp;
 constexpr unsigned kMaskModPositions = 4;
 constexpr unsigned kScoreModPositions = 5;
 
+/// The arguments of a mask_mod (`isMask`) or score_mod taking
+/// `modOperands`: (score: f32,) b, h, q_idx, kv_idx: index, then one per
+/// mod operand.
+SmallVector<Type> modArgumentTypes(MLIRContext *ctx, bool isMask,
+                                   TypeRange modOperands);
+
 /// Checks both regions against `modOperands`: entry block arguments, the
 /// yielded type, and that their bodies hold only arith and math ops and
 /// reads of the mod operands (tensor.extract). Emits one diagnostic on `op`
@@ -63,6 +69,24 @@ MaskModAnalysis analyzeMaskMod(func::FuncOp maskMod);
 /// The mask allowing what both `a` and `b` allow, when it is structured
 /// (null masks are `none`).
 MaskAttr intersectMasks(MLIRContext *ctx, MaskAttr a, MaskAttr b);
+
+/// When `maskMod` holds only causal / sliding-window predicates: `mask`
+/// narrowed by them, the op's whole mask once the region is dropped.
+/// Null when the region says more (or is empty).
+MaskAttr foldMaskModInto(MaskAttr mask, Region &maskMod);
+
+/// What the lowerings need of a cp.buffer.local_attention's mod
+/// functions: the functions, what the mask_mod is known to be, and the
+/// op's structured mask narrowed by it.
+struct ModFunctions {
+  func::FuncOp maskMod, scoreMod;
+  MaskModAnalysis analysis;
+  MaskAttr mask;
+  /// The mask_mod must be evaluated per element (`mask` does not say it
+  /// all).
+  bool evaluatesMaskMod() const { return maskMod && !analysis.onlyStructured; }
+};
+ModFunctions modFunctionsOf(BufferLocalAttentionOp op);
 
 /// Emits the body of a mod function at `b`'s insertion point with `args`
 /// for its arguments and returns the value it returns.
