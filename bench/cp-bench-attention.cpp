@@ -12,8 +12,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "../tools/cp-run-attention/DeviceMirror.h"
-#include "../tools/cp-run-attention/ReferenceAttention.h"
+#include "cp/TestSupport/DeviceMirror.h"
+#include "cp/TestSupport/ReferenceAttention.h"
 
 #include <dlfcn.h>
 #include <immintrin.h>

@@ -10,7 +10,8 @@ set(CP_PYTHON_INSTALL_DIR python_packages)
 set(CP_CMAKE_INSTALL_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/cpmlir)
 
 set(CP_EXPORTED_LIBRARIES
-  CPDialect CPTransforms CPRuntimeCalls CPToMPI CPToNCCL CPPipelines)
+  CPDialect CPAnalysis CPTransforms CPRuntimeCalls CPAttentionCommon
+  CPToLoops CPToGPU CPToMPI CPToNCCL CPUpstreamTransforms CPPipelines)
 foreach(lib ${CP_EXPORTED_LIBRARIES})
   target_include_directories(${lib} INTERFACE
     $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
@@ -32,10 +33,13 @@ install(TARGETS cp-run-attention RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(PROGRAMS ${CMAKE_BINARY_DIR}/bin/cp-compile
   DESTINATION ${CMAKE_INSTALL_BINDIR})
 
-# Headers: the sources and the TableGen output next to them.
+# Headers: the sources and the TableGen output next to them. TestSupport
+# (CPTestSupport) serves this project's own drivers and is not part of the
+# package.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/cp ${PROJECT_SOURCE_DIR}/include/cp-c
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-  FILES_MATCHING PATTERN "*.h" PATTERN "*.td")
+  FILES_MATCHING PATTERN "*.h" PATTERN "*.td"
+  PATTERN "TestSupport" EXCLUDE)
 install(DIRECTORY ${PROJECT_BINARY_DIR}/include/cp
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
   FILES_MATCHING PATTERN "*.inc"

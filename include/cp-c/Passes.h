@@ -2,9 +2,10 @@
  *
  * Per-pass create/register entry points are generated from the passes'
  * TableGen (mlirCreateCPApplySchemePass,
- *mlirRegisterCPConversionConvertCPToMPIPass,
- * ...); this header adds one call that registers everything cp provides,
- * pipelines included, so that textual pass pipelines can name it.
+ * mlirRegisterCPConversionConvertCPToMPIPass,
+ * mlirCreateCPUpstreamExportCInterfacePass, ...); this header adds one call
+ *that registers everything cp provides, pipelines included, so that textual
+ *pass pipelines can name it.
  *
  *===----------------------------------------------------------------------===*/
 
@@ -15,6 +16,7 @@
 
 #include "cp/Conversion/Passes.capi.h.inc"
 #include "cp/Dialect/CP/Transforms/Passes.capi.h.inc"
+#include "cp/Transforms/Passes.capi.h.inc"
 
 #ifdef __cplusplus
 extern "C" {

@@ -14,6 +14,7 @@
 #include "cp/Dialect/CP/Transforms/BufferizableOpInterfaceImpl.h"
 #include "cp/Dialect/CP/Transforms/Passes.h"
 #include "cp/Pipelines/Pipelines.h"
+#include "cp/Transforms/Passes.h"
 #include "mlir/IR/DialectRegistry.h"
 
 namespace mlir {
@@ -31,6 +32,7 @@ inline void registerAllDialects(DialectRegistry &registry) {
 inline void registerAllPasses() {
   registerCPPasses();
   registerCPConversionPasses();
+  registerCPUpstreamPasses();
   registerCPPipelines();
 }
 

@@ -18,6 +18,7 @@ extern "C" {
 #endif
 #include "cp/Conversion/Passes.capi.cpp.inc"
 #include "cp/Dialect/CP/Transforms/Passes.capi.cpp.inc"
+#include "cp/Transforms/Passes.capi.cpp.inc"
 #ifdef __cplusplus
 }
 #endif

@@ -1,19 +1,21 @@
-//===- NVVMPipeline.cpp - cp-lower-to-nvvm
-//---------------------------------===//
+//===- NVVMPipeline.cpp - cp-lower-to-nvvm --------------------------------===//
 //
 // cp tensor IR to the LLVM dialect for GPUs: flash kernels as gpu.func,
 // collectives as NCCL calls on the kernels' stream. The pass list is the
-// design of docs/Lowering.md §6, written as a textual pipeline like
-// cp-lower-to-cpu; the host half follows upstream's
-// gpu-lower-to-nvvm-pipeline.
+// design of docs/Lowering.md §6, as pass objects with typed options; the
+// host half follows upstream's gpu-lower-to-nvvm-pipeline.
 //
 //===----------------------------------------------------------------------===//
 
-#include "PipelineText.h"
+#include "cp/Conversion/Passes.h"
+#include "cp/Dialect/CP/Transforms/Passes.h"
 #include "cp/Pipelines/Pipelines.h"
-#include "mlir/Pass/PassRegistry.h"
-#include "llvm/Support/ErrorHandling.h"
-#include "llvm/Support/raw_ostream.h"
+#include "cp/Transforms/Passes.h"
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
 using namespace mlir::cp;
@@ -37,41 +39,63 @@ std::string NVVMLoweringOptions::defaultFormat() {
 
 void mlir::cp::buildNVVMLoweringPipeline(OpPassManager &pm,
                                          const NVVMLoweringOptions &options) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  detail::appendSchemeAndBufferization(os, options.scheme, options.machine);
-  os
-      // cp buffer ops to kernels and device buffers.
-      << "cp-pack-collectives,"
-      << (options.overlap ? "cp-overlap-collectives," : "")
-      << "cp-free-buffers-early,"
-      << "cp-lower-local-attention-to-gpu{tile-q=" << options.tileQ
-      << " tile-kv=" << options.tileKv
-      << " threads-per-row=" << options.threadsPerRow << "},"
-      << "cp-place-buffers-on-gpu,"
-      << "convert-linalg-to-parallel-loops,"
-      << "func.func(cp-map-parallel-loops-to-gpu,convert-parallel-loops-to-gpu)"
-         ","
-      << "canonicalize,"
-      << "gpu-launch-sink-index-computations,gpu-kernel-outlining,lower-affine,"
-      << "cp-export-c-interface,"
-      // One stream: kernels, copies and collectives in token order.
-      << "func.func(gpu-async-region),"
-      // Host and device to LLVM (upstream's gpu-lower-to-nvvm order).
-      << "convert-scf-to-cf,convert-nvvm-to-llvm,convert-func-to-llvm,"
-      << "expand-strided-metadata,"
-      << "nvvm-attach-target{chip=" << options.chip
-      << " features=" << options.features << " O=" << options.optLevel;
+  buildSchemeAndBufferizationPipeline(pm, options.scheme, options.machine);
+
+  // cp buffer ops to kernels and device buffers.
+  pm.addPass(createPackCollectivesPass());
+  if (options.overlap)
+    pm.addPass(createOverlapCollectivesPass());
+  pm.addPass(createFreeBuffersEarlyPass());
+  LowerLocalAttentionToGPUPassOptions tiles;
+  tiles.tileQ = options.tileQ;
+  tiles.tileKv = options.tileKv;
+  tiles.threadsPerRow = options.threadsPerRow;
+  pm.addPass(createLowerLocalAttentionToGPUPass(tiles));
+  pm.addPass(createPlaceBuffersOnGPUPass());
+  pm.addPass(createConvertLinalgToParallelLoopsPass());
+  OpPassManager &hostLoops = pm.nest<func::FuncOp>();
+  hostLoops.addPass(createMapParallelLoopsToGPUPass());
+  hostLoops.addPass(createConvertParallelLoopToGpuPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createGpuLaunchSinkIndexComputationsPass());
+  pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createExportCInterfacePass());
+  // One stream: kernels, copies and collectives in token order.
+  pm.nest<func::FuncOp>().addPass(createGpuAsyncRegionPass());
+
+  // Host and device to LLVM (upstream's gpu-lower-to-nvvm order).
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertNVVMToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  GpuNVVMAttachTargetOptions target;
+  target.chip = options.chip;
+  target.features = options.features;
+  target.optLevel = options.optLevel;
   if (!options.libdevice.empty())
-    os << " l=" << options.libdevice;
-  os << "},lower-affine,convert-arith-to-llvm,convert-index-to-llvm,"
-     << "canonicalize,cse,"
-     << "gpu.module(convert-gpu-to-nvvm,canonicalize,cse,"
-        "reconcile-unrealized-casts),"
-     // gpu-to-llvm, with the collectives on their streams.
-     << "convert-cp-to-nccl,gpu-module-to-binary{format=" << options.format;
+    target.linkLibs.push_back(options.libdevice);
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  kernels.addPass(createConvertGpuOpsToNVVMOps());
+  kernels.addPass(createCanonicalizerPass());
+  kernels.addPass(createCSEPass());
+  kernels.addPass(createReconcileUnrealizedCastsPass());
+
+  // gpu-to-llvm, with the collectives on their streams.
+  pm.addPass(createConvertCPToNCCLPass());
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = options.format;
   if (!options.toolkit.empty())
-    os << " toolkit=" << options.toolkit;
-  os << "},convert-math-to-llvm,canonicalize,cse,reconcile-unrealized-casts";
-  detail::addPipelineText(pm, "cp-lower-to-nvvm", text);
+    binary.toolkitPath = options.toolkit;
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
 }

@@ -6,6 +6,7 @@
 // RUN: cp-opt %s --cp-lower-to-cpu=scheme=ulysses | mlir-translate --mlir-to-llvmir | FileCheck %s --check-prefix=LLVMIR
 // RUN: cp-opt %s --cp-lower-to-cpu=scheme=ring | FileCheck %s --check-prefix=RING
 // RUN: not cp-opt %s --cp-lower-to-cpu="scheme=hybrid(3)" 2>&1 | FileCheck %s --check-prefix=REFUSED
+// RUN: not cp-opt %s --cp-lower-to-cpu="scheme=sideways" 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 
 shard.grid @cp(shape = 4)
 
@@ -16,6 +17,11 @@ func.func @attention(%q: tensor<1x8x64x32xf32>, %k: tensor<1x4x64x32xf32>,
       -> tensor<1x8x64x32xf32>
   return %o : tensor<1x8x64x32xf32>
 }
+
+// The pipeline's scheme option is parsed once and handed to its passes; the
+// first that uses it reports text that names no scheme, once.
+// UNKNOWN: error: cp-choose-scheme: invalid scheme option 'sideways': unknown scheme 'sideways'
+// UNKNOWN-NOT: invalid scheme option
 
 // Nothing of cp or shard is left, only LLVM (and OpenMP) ops.
 // CHECK-NOT: cp.

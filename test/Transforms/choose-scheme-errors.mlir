@@ -1,5 +1,6 @@
 // A machine description that cannot be read is an error on the op that
-// carries it, naming the entry.
+// carries it, naming the entry; a machine on which no scheme fits is an
+// error that says why each scheme was rejected.
 // RUN: cp-opt %s --cp-choose-scheme -split-input-file -verify-diagnostics
 
 shard.grid @cp(shape = 4)
@@ -41,4 +42,16 @@ func.func @f(%q: tensor<1x8x16x8xf32>) -> tensor<1x8x16x8xf32> {
   %o = cp.attention %q, %q, %q on @cp grid_axes = [0] scheme = auto {cp.machine = {memory = "lots"}}
       : tensor<1x8x16x8xf32>, tensor<1x8x16x8xf32>, tensor<1x8x16x8xf32> -> tensor<1x8x16x8xf32>
   return %o : tensor<1x8x16x8xf32>
+}
+
+// -----
+
+// A machine with 1 KB per rank fits no scheme; L = 15 is odd, and Hkv = 6
+// does not divide by P = 4.
+shard.grid @cp(shape = 4)
+func.func @f(%q: tensor<1x6x15x8xf32>, %k: tensor<1x6x15x8xf32>, %v: tensor<1x6x15x8xf32>) -> tensor<1x6x15x8xf32> {
+  // expected-error-re @+1 {{scheme auto found no applicable scheme on machine h200-nvlink: allgather: needs 33.8 KiB per rank, more than the machine's 1.0 KiB; ulysses: ulysses needs H (6) divisible by the CP group size (4){{.*}}; hybrid(2): needs {{.*}} KiB per rank{{.*}}; head_tail: head_tail splits each local shard in two halves and needs an even local length L, got L = 15{{.*}}; ring: needs {{.*}}; zigzag: zigzag splits{{.*}}}}
+  %o = cp.attention %q, %k, %v on @cp grid_axes = [0] scheme = auto {cp.machine = {memory = 1000}}
+      : tensor<1x6x15x8xf32>, tensor<1x6x15x8xf32>, tensor<1x6x15x8xf32> -> tensor<1x6x15x8xf32>
+  return %o : tensor<1x6x15x8xf32>
 }

@@ -3,7 +3,7 @@
 // records every estimate in cp.cost. Each pair of cases below shows the
 // choice flipping where the formulas say it should.
 // RUN: cp-opt %s --cp-choose-scheme | FileCheck %s
-// RUN: cp-opt %s --cp-apply-scheme | FileCheck %s --check-prefix=APPLY
+// RUN: cp-opt %s --cp-choose-scheme --cp-apply-scheme | FileCheck %s --check-prefix=APPLY
 
 shard.grid @cp4(shape = 4)
 shard.grid @cp8(shape = 8)

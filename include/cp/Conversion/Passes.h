@@ -1,6 +1,7 @@
 //===- Passes.h - cp conversion passes --------------------------*- C++ -*-===//
 //
-// Declarations and registration of the conversions out of the cp dialect.
+// Declarations and registration of the conversions out of the cp dialect:
+// the local attention to loops or GPU kernels, collectives to MPI or NCCL.
 //
 //===----------------------------------------------------------------------===//
 
@@ -9,8 +10,12 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 

@@ -1,6 +1,8 @@
 //===- Passes.td - cp conversion passes --------------------*- tablegen -*-===//
 //
-// Conversions out of the cp dialect.
+// Conversions out of the cp dialect: the local attention to CPU loops
+// (CPToLoops) or a GPU kernel (CPToGPU), the collectives to MPI (CPToMPI)
+// or NCCL (CPToNCCL) calls of the runtime.
 //
 //===----------------------------------------------------------------------===//
 
@@ -78,6 +80,121 @@ def ConvertCPToNCCLPass : Pass<"convert-cp-to-nccl", "ModuleOp"> {
     "::mlir::func::FuncDialect",
     "::mlir::LLVM::LLVMDialect",
     "::mlir::memref::MemRefDialect"
+  ];
+}
+
+def LowerLocalAttentionPass : Pass<"cp-lower-local-attention"> {
+  let summary = "Lower cp.buffer.local_attention to tiled online-softmax loops";
+  let description = [{
+    Rewrites every `cp.buffer.local_attention` into a flash-attention loop
+    nest in scf, vector, math and memref (docs/Lowering.md §2):
+
+    - `scf.parallel` over (batch, head, pair of query tiles); each pair is
+      tiles `t` and `T-1-t`, so causal work is balanced across iterations;
+    - per query tile, Q is packed transposed and pre-scaled into a scratch
+      buffer; scores are kept transposed (keys by rows, query rows as vector
+      lanes), so the online softmax is made of vertical vector ops;
+    - both contractions are register-blocked broadcast-FMA micro-kernels:
+      scores broadcast K's scalars against Q lanes, the output broadcasts
+      probabilities against V's lanes;
+    - for `causal` and `sliding_window`, only the key tiles a query tile can
+      see are visited, and the mask is applied only on tiles it cuts;
+      explicit masks are applied per tile;
+    - fully masked rows give 0 (and `lse = -inf`), never NaN; f16/bf16 are
+      read into f32 and the output is truncated once.
+
+    K is read in place when it is dense f32, else packed once into a dense
+    f32 copy; V is always packed once into f32 panels of one register
+    block's lanes (zero padded), which the output kernel streams. Scratch
+    per query tile is `memref.alloca` inside the `scf.parallel` (an
+    automatic allocation scope); no `Lq x Lkv` buffer is ever created.
+
+    ```mlir
+    cp.buffer.local_attention %q, %k, %v offsets(%qo, %c0) into %o mask = causal
+        : memref<1x8x64x32xf32>, memref<1x2x256x32xf32>,
+          memref<1x2x256x32xf32> into memref<1x8x64x32xf32>
+    // becomes
+    %panels = memref.alloc(...) : memref<?x?x?x?x16xf32>   // V, packed
+    scf.parallel (%b, %h, %v, %d) = ... { ... }            // packing
+    scf.parallel (%b, %h, %pair) = ... {
+      %qt = memref.alloca() : memref<32x32xf32>              // D x tile-q
+      ...
+      scf.for %kt = %first to %last step %c1 { ... vector.fma ... }
+    }
+    memref.dealloc %panels
+    ```
+  }];
+  let options = [
+    Option<"tileQ", "tile-q", "int64_t", /*default=*/"32",
+           "Query rows per tile (a multiple of vector-width * micro-vectors)">,
+    Option<"tileKv", "tile-kv", "int64_t", /*default=*/"64",
+           "Key/value rows per tile">,
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"8",
+           "f32 lanes per vector">,
+    Option<"microRows", "micro-rows", "int64_t", /*default=*/"6",
+           "Rows (keys, or value dims) per register block of the FMA kernels">,
+    Option<"microVectors", "micro-vectors", "int64_t", /*default=*/"2",
+           "Vectors of query lanes per register block of the FMA kernels">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
+def LowerLocalAttentionToGPUPass : Pass<"cp-lower-local-attention-to-gpu"> {
+  let summary = "Lower cp.buffer.local_attention to a flash-attention gpu.launch";
+  let description = [{
+    Rewrites every `cp.buffer.local_attention` into one `gpu.launch`
+    (docs/Lowering.md §6):
+
+    - a block per (query tile, head, batch), `tile-q * threads-per-row`
+      threads; R = `threads-per-row` adjacent lanes own one query row;
+    - the scaled query tile is staged once in workgroup memory, then each
+      key tile the mask leaves visible (StructuredMask.h, as on CPU) is
+      staged as f32 K and V tiles;
+    - a thread scores keys `lane, lane + R, ...`; the row's max and sum are
+      reduced with `gpu.shuffle xor`; probabilities pass through workgroup
+      memory; a thread accumulates value columns `lane, lane + R, ...` in
+      registers;
+    - the mask is applied on tiles it cuts (and explicit masks on every
+      tile); fully masked rows give 0 and `lse = -inf`; f16/bf16 are read
+      into f32 and the output truncated once.
+
+    D and Dv must be static (they size workgroup memory). `tile-kv = 0`
+    picks the largest tile up to 64 that fits `shared-memory-bytes`.
+
+    ```mlir
+    cp.buffer.local_attention %q, %k, %v offsets(%qo, %c0) into %o mask = causal
+        : memref<1x8x64x32xf16>, ... into memref<1x8x64x32xf16>
+    // becomes
+    gpu.launch blocks(%tile, %h, %b) in (...) threads(%t, ...) in (%c128, ...)
+        workgroup(%qs : memref<32x33xf32, #gpu.address_space<workgroup>>, ...) {
+      ... gpu.barrier ... gpu.shuffle xor ... gpu.terminator
+    }
+    ```
+  }];
+  let options = [
+    Option<"tileQ", "tile-q", "int64_t", /*default=*/"32",
+           "Query rows per block">,
+    Option<"tileKv", "tile-kv", "int64_t", /*default=*/"0",
+           "Keys per staged tile (a multiple of threads-per-row); 0 picks "
+           "the largest up to 64 that fits shared-memory-bytes">,
+    Option<"threadsPerRow", "threads-per-row", "int64_t", /*default=*/"4",
+           "Threads that share one query row (a power of two <= 32)">,
+    Option<"sharedMemoryBytes", "shared-memory-bytes", "int64_t",
+           /*default=*/"49152",
+           "Workgroup memory budget per block (static shared memory)">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect"
   ];
 }
 

@@ -1,12 +1,14 @@
 //===- Pipelines.h - cp lowering pipelines ----------------------*- C++ -*-===//
 //
-// End-to-end pipelines from cp tensor IR to the LLVM dialect.
+// End-to-end pipelines from cp tensor IR to the LLVM dialect, built from
+// pass objects with typed options (docs/Lowering.md has the pass lists).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef CP_PIPELINES_PIPELINES_H
 #define CP_PIPELINES_PIPELINES_H
 
+#include "cp/Dialect/CP/IR/SchemeOption.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 
@@ -15,12 +17,12 @@ namespace cp {
 
 /// Options of `cp-lower-to-cpu`.
 struct CPULoweringOptions : public PassPipelineOptions<CPULoweringOptions> {
-  PassOptions::Option<std::string> scheme{
+  PassOptions::Option<SchemeOption> scheme{
       *this, "scheme",
       llvm::cl::desc("Scheme of cp.attention ops that carry none (allgather, "
                      "ulysses, hybrid(u), head_tail, ring, zigzag, auto); "
                      "empty: each op carries its own"),
-      llvm::cl::init("")};
+      llvm::cl::init(SchemeOption())};
   PassOptions::Option<std::string> machine{
       *this, "machine",
       llvm::cl::desc("cp-choose-scheme machine preset for scheme auto"),
@@ -54,6 +56,14 @@ struct CPULoweringOptions : public PassPipelineOptions<CPULoweringOptions> {
       llvm::cl::init(true)};
 };
 
+/// The head both pipelines share: cp-choose-scheme on `machine` (it
+/// resolves `auto`), cp-apply-scheme with `scheme` for ops that carry none,
+/// then bufferization with results as out-parameters (the C ABI) and the
+/// deallocation pipeline.
+void buildSchemeAndBufferizationPipeline(OpPassManager &pm,
+                                         const SchemeOption &scheme,
+                                         StringRef machine);
+
 /// cp tensor IR -> LLVM dialect with libcp_runtime (MPI) calls for the
 /// collectives; see docs/Lowering.md.
 void buildCPULoweringPipeline(OpPassManager &pm,
@@ -63,11 +73,11 @@ void buildCPULoweringPipeline(OpPassManager &pm,
 /// are the ones this build found (empty without CUDA: then `format`
 /// defaults to `isa`, which needs neither).
 struct NVVMLoweringOptions : public PassPipelineOptions<NVVMLoweringOptions> {
-  PassOptions::Option<std::string> scheme{
+  PassOptions::Option<SchemeOption> scheme{
       *this, "scheme",
       llvm::cl::desc("Scheme of cp.attention ops that carry none; empty: each "
                      "op carries its own"),
-      llvm::cl::init("")};
+      llvm::cl::init(SchemeOption())};
   PassOptions::Option<std::string> machine{
       *this, "machine",
       llvm::cl::desc("cp-choose-scheme machine preset for scheme auto"),

@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "../../../tools/cp-run-attention/DeviceMirror.h"
 #include "cp/Runtime/cp_runtime.h"
+#include "cp/TestSupport/DeviceMirror.h"
 
 #include <dlfcn.h>
 

@@ -8,6 +8,7 @@
 
 #include "cp/Dialect/CP/IR/CPAttrBodies.h"
 #include "cp/Dialect/CP/IR/CPDialect.h"
+#include "cp/Dialect/CP/IR/SchemeOption.h"
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -45,43 +46,64 @@ static ParseResult parseKeywordWithArgument(AsmParser &parser,
 // SchemeAttr
 //===----------------------------------------------------------------------===//
 
+/// The rules on a scheme's parameters: #cp.scheme's verifier, and through
+/// schemeFromKeyword every parser of a scheme.
+static std::optional<std::string> schemeParameterError(SchemeKind kind,
+                                                       int64_t ulyssesDegree) {
+  if (kind == SchemeKind::hybrid && ulyssesDegree < 2)
+    return "hybrid needs a Ulysses degree u >= 2, got u = " +
+           std::to_string(ulyssesDegree) + "; use allgather for u = 1";
+  if (kind != SchemeKind::hybrid && ulyssesDegree != 0)
+    return ("scheme " + stringifySchemeKind(kind) +
+            " takes no Ulysses degree, got " + Twine(ulyssesDegree))
+        .str();
+  return std::nullopt;
+}
+
+std::optional<SchemeOption> mlir::cp::schemeFromKeyword(StringRef keyword,
+                                                        int64_t degree,
+                                                        std::string &error) {
+  std::optional<SchemeKind> kind = symbolizeSchemeKind(keyword);
+  if (!kind) {
+    error = ("unknown scheme '" + keyword +
+             "'; expected allgather, ulysses, hybrid(u), head_tail, ring, "
+             "zigzag or auto")
+                .str();
+    return std::nullopt;
+  }
+  if (*kind == SchemeKind::hybrid && degree == 0) {
+    error = "hybrid needs its Ulysses degree, e.g. hybrid(2)";
+    return std::nullopt;
+  }
+  if (std::optional<std::string> violation =
+          schemeParameterError(*kind, degree)) {
+    error = *violation;
+    return std::nullopt;
+  }
+  return SchemeOption(*kind, degree);
+}
+
 SchemeAttr mlir::cp::parseSchemeBody(AsmParser &parser) {
   SMLoc loc = parser.getCurrentLocation();
   std::string keyword;
   int64_t degree;
   if (parseKeywordWithArgument(parser, keyword, degree))
     return {};
-  std::optional<SchemeKind> kind = symbolizeSchemeKind(keyword);
-  if (!kind) {
-    parser.emitError(loc) << "unknown scheme '" << keyword
-                          << "'; expected allgather, ulysses, hybrid(u), "
-                             "head_tail, ring, zigzag or auto";
+  std::string error;
+  std::optional<SchemeOption> scheme =
+      schemeFromKeyword(keyword, degree, error);
+  if (!scheme) {
+    parser.emitError(loc) << error;
     return {};
   }
-  if (*kind == SchemeKind::hybrid && degree == 0) {
-    parser.emitError(loc) << "hybrid needs its Ulysses degree, e.g. hybrid(2)";
-    return {};
-  }
-  return SchemeAttr::getChecked([&] { return parser.emitError(loc); },
-                                parser.getContext(), *kind, degree);
+  // A scheme schemeFromKeyword accepted always resolves.
+  return *scheme->resolve(parser.getContext(), "#cp.scheme");
 }
 
 void mlir::cp::printSchemeBody(AsmPrinter &printer, SchemeAttr scheme) {
   printer << stringifySchemeKind(scheme.getKind());
   if (scheme.getKind() == SchemeKind::hybrid)
     printer << "(" << scheme.getUlyssesDegree() << ")";
-}
-
-SchemeAttr mlir::cp::parseSchemeOption(MLIRContext *context, StringRef pass,
-                                       StringRef text) {
-  auto scheme = dyn_cast_or_null<SchemeAttr>(
-      parseAttribute(("#cp.scheme<" + text + ">").str(), context));
-  if (!scheme)
-    emitError(UnknownLoc::get(context))
-        << pass << ": invalid scheme option '" << text
-        << "'; expected allgather, ulysses, hybrid(u), head_tail, ring, "
-           "zigzag or auto";
-  return scheme;
 }
 
 Attribute SchemeAttr::parse(AsmParser &parser, Type) {
@@ -101,12 +123,9 @@ void SchemeAttr::print(AsmPrinter &printer) const {
 
 LogicalResult SchemeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  SchemeKind kind, int64_t ulyssesDegree) {
-  if (kind == SchemeKind::hybrid && ulyssesDegree < 2)
-    return emitError() << "hybrid needs a Ulysses degree u >= 2, got u = "
-                       << ulyssesDegree << "; use allgather for u = 1";
-  if (kind != SchemeKind::hybrid && ulyssesDegree != 0)
-    return emitError() << "scheme " << stringifySchemeKind(kind)
-                       << " takes no Ulysses degree, got " << ulyssesDegree;
+  if (std::optional<std::string> violation =
+          schemeParameterError(kind, ulyssesDegree))
+    return emitError() << *violation;
   return success();
 }
 

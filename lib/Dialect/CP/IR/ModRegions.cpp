@@ -26,8 +26,7 @@ static std::string typeList(TypeRange types) {
   return text;
 }
 
-/// The value a mod body yields (cp.yield) or returns (func.return).
-static Value resultOf(Block &body) {
+Value mlir::cp::modBodyResult(Block &body) {
   Operation *terminator = body.getTerminator();
   if (terminator->getNumOperands() != 1)
     return Value();
@@ -62,7 +61,7 @@ static LogicalResult verifyModBody(Operation *op, Block &body, bool isMask,
            << typeList(body.getArgumentTypes()) << ")";
   Type yielded =
       isMask ? Type(IntegerType::get(ctx, 1)) : Float32Type::get(ctx);
-  Value result = resultOf(body);
+  Value result = modBodyResult(body);
   if (!result || result.getType() != yielded)
     return op->emitOpError("expects ")
            << name << " to end in " << terminatorName << " of " << yielded;
@@ -244,7 +243,7 @@ void collectConjuncts(Value v, SmallVectorImpl<Value> &out) {
 static MaskModAnalysis analyzeBody(Block &body) {
   MaskModAnalysis result;
   SmallVector<Value> conjuncts;
-  collectConjuncts(resultOf(body), conjuncts);
+  collectConjuncts(modBodyResult(body), conjuncts);
   bool causal = false, other = false;
   int64_t window = 0;
   for (Value c : conjuncts) {
@@ -310,102 +309,4 @@ MaskAttr mlir::cp::foldMaskModInto(MaskAttr mask, Region &maskMod) {
   if (!analysis.onlyStructured)
     return {};
   return intersectMasks(maskMod.getContext(), mask, analysis.structured);
-}
-
-ModFunctions mlir::cp::modFunctionsOf(BufferLocalAttentionOp op) {
-  ModFunctions mods;
-  mods.maskMod = op.getMaskModFunction();
-  mods.scoreMod = op.getScoreModFunction();
-  mods.analysis = analyzeMaskMod(mods.maskMod);
-  mods.mask =
-      intersectMasks(op.getContext(), op.getMask(), mods.analysis.structured);
-  return mods;
-}
-
-//===----------------------------------------------------------------------===//
-// Emission
-//===----------------------------------------------------------------------===//
-
-Value mlir::cp::emitModFunction(OpBuilder &b, func::FuncOp function,
-                                ValueRange args) {
-  Block &body = function.getBody().front();
-  IRMapping mapping;
-  mapping.map(body.getArguments(), args);
-  for (Operation &op : body.without_terminator())
-    b.clone(op, mapping);
-  return mapping.lookup(resultOf(body));
-}
-
-func::FuncOp mlir::cp::outlineModRegion(OpBuilder &b, Region &from,
-                                        Operation *user, StringRef name,
-                                        TypeRange argTypes) {
-  Block &source = from.front();
-  OpBuilder::InsertionGuard guard(b);
-  auto within = user->getParentOfType<FunctionOpInterface>();
-  auto module = within->getParentWithTrait<OpTrait::SymbolTable>();
-  Type result = resultOf(source).getType();
-  // Built detached, then inserted before `within` under a unique name.
-  b.clearInsertionPoint();
-  auto function = func::FuncOp::create(b, from.getLoc(), name,
-                                       b.getFunctionType(argTypes, {result}));
-  function.setPrivate();
-  SymbolTable(module).insert(function, within->getIterator());
-  if (auto *listener =
-          dyn_cast_if_present<OpBuilder::Listener>(b.getListener()))
-    listener->notifyOperationInserted(function, /*previous=*/{});
-  Block *target = function.addEntryBlock();
-  b.setInsertionPointToStart(target);
-  IRMapping mapping;
-  mapping.map(source.getArguments(), target->getArguments());
-  for (Operation &op : source.without_terminator()) {
-    // One-shot bufferization may have visited the region's reads first:
-    // `to_buffer %arg` is the argument's buffer itself.
-    if (op.getName().getStringRef() == "bufferization.to_buffer" &&
-        isa<BaseMemRefType>(mapping.lookup(op.getOperand(0)).getType())) {
-      mapping.map(op.getResult(0), mapping.lookup(op.getOperand(0)));
-      continue;
-    }
-    auto extract = dyn_cast<tensor::ExtractOp>(op);
-    if (extract &&
-        isa<BaseMemRefType>(mapping.lookup(extract.getTensor()).getType())) {
-      SmallVector<Value> indices;
-      for (Value i : extract.getIndices())
-        indices.push_back(mapping.lookup(i));
-      Value loaded = memref::LoadOp::create(
-          b, op.getLoc(), mapping.lookup(extract.getTensor()), indices);
-      mapping.map(extract.getResult(), loaded);
-      continue;
-    }
-    b.clone(op, mapping);
-  }
-  func::ReturnOp::create(b, from.getLoc(), mapping.lookup(resultOf(source)));
-  return function;
-}
-
-SmallVector<func::FuncOp>
-mlir::cp::collectModFunctions(ArrayRef<BufferLocalAttentionOp> ops) {
-  llvm::SetVector<func::FuncOp> functions;
-  for (BufferLocalAttentionOp op : ops)
-    for (func::FuncOp f : {op.getMaskModFunction(), op.getScoreModFunction()})
-      if (f)
-        functions.insert(f);
-  return functions.takeVector();
-}
-
-void mlir::cp::eraseUnusedModFunctions(ArrayRef<func::FuncOp> functions) {
-  for (func::FuncOp f : functions) {
-    Operation *symbolTable = f->getParentWithTrait<OpTrait::SymbolTable>();
-    if (symbolTable && SymbolTable::symbolKnownUseEmpty(f, symbolTable))
-      f.erase();
-  }
-}
-
-LogicalResult mlir::cp::verifyModFunctionBodies(BufferLocalAttentionOp op) {
-  if (func::FuncOp f = op.getMaskModFunction())
-    if (failed(verifyModFunction(op, f, /*isMask=*/true, op.getModOperands())))
-      return failure();
-  if (func::FuncOp f = op.getScoreModFunction())
-    if (failed(verifyModFunction(op, f, /*isMask=*/false, op.getModOperands())))
-      return failure();
-  return success();
 }

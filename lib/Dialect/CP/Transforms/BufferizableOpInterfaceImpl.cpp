@@ -8,9 +8,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "cp/Dialect/CP/Transforms/BufferizableOpInterfaceImpl.h"
+#include "OutlineModRegion.h"
+#include "cp/Dialect/CP/Analysis/StructuredMask.h"
 #include "cp/Dialect/CP/IR/CPOps.h"
 #include "cp/Dialect/CP/IR/ModRegions.h"
-#include "cp/Dialect/CP/IR/StructuredMask.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -44,11 +45,47 @@ Value dimOfBuffer(RewriterBase &rewriter, Location loc, Value buffer,
   return memref::DimOp::create(rewriter, loc, buffer, d);
 }
 
+/// Buffers for every tensor operand of `op`, in operand order (non-tensor
+/// operands are passed through).
+FailureOr<SmallVector<Value>>
+operandBuffers(RewriterBase &rewriter, Operation *op,
+               const BufferizationOptions &options,
+               const BufferizationState &state) {
+  SmallVector<Value> buffers;
+  for (Value operand : op->getOperands()) {
+    if (!isa<TensorType>(operand.getType())) {
+      buffers.push_back(operand);
+      continue;
+    }
+    FailureOr<Value> buffer = getBuffer(rewriter, operand, options, state);
+    if (failed(buffer))
+      return failure();
+    buffers.push_back(*buffer);
+  }
+  return buffers;
+}
+
 /// Shared by every cp op: tensor operands are read and not written, results
-/// are new allocations that alias nothing.
+/// are new allocations that alias nothing. `bufferize` hands the concrete
+/// model the op's operands as buffers (an adaptor over them), with the
+/// insertion point before the op; the model's `bufferizeOnBuffers` builds
+/// the buffer form and replaces the op.
 template <typename ConcreteModel, typename ConcreteOp>
 struct AllocatingOpModel
     : public BufferizableOpInterface::ExternalModel<ConcreteModel, ConcreteOp> {
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const BufferizationOptions &options,
+                          BufferizationState &state) const {
+    rewriter.setInsertionPoint(op);
+    FailureOr<SmallVector<Value>> buffers =
+        operandBuffers(rewriter, op, options, state);
+    if (failed(buffers))
+      return failure();
+    auto concrete = cast<ConcreteOp>(op);
+    return static_cast<const ConcreteModel *>(this)->bufferizeOnBuffers(
+        concrete, typename ConcreteOp::Adaptor(*buffers, concrete), rewriter,
+        options);
+  }
   bool bufferizesToMemoryRead(Operation *, OpOperand &,
                               const AnalysisState &) const {
     return true;
@@ -72,43 +109,18 @@ struct AllocatingOpModel
   }
 };
 
-/// Buffers for every tensor operand of `op`, in operand order (non-tensor
-/// operands are passed through).
-FailureOr<SmallVector<Value>>
-operandBuffers(RewriterBase &rewriter, Operation *op,
-               const BufferizationOptions &options,
-               const BufferizationState &state) {
-  SmallVector<Value> buffers;
-  for (Value operand : op->getOperands()) {
-    if (!isa<TensorType>(operand.getType())) {
-      buffers.push_back(operand);
-      continue;
-    }
-    FailureOr<Value> buffer = getBuffer(rewriter, operand, options, state);
-    if (failed(buffer))
-      return failure();
-    buffers.push_back(*buffer);
-  }
-  return buffers;
-}
-
 //===----------------------------------------------------------------------===//
 // cp.local_attention -> cp.buffer.local_attention
 //===----------------------------------------------------------------------===//
 
 struct LocalAttentionModel
     : public AllocatingOpModel<LocalAttentionModel, LocalAttentionOp> {
-  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
-                          const BufferizationOptions &options,
-                          BufferizationState &state) const {
-    auto attention = cast<LocalAttentionOp>(op);
+  LogicalResult bufferizeOnBuffers(LocalAttentionOp attention,
+                                   LocalAttentionOp::Adaptor in,
+                                   RewriterBase &rewriter,
+                                   const BufferizationOptions &options) const {
+    Operation *op = attention;
     Location loc = op->getLoc();
-    rewriter.setInsertionPoint(op);
-    FailureOr<SmallVector<Value>> buffers =
-        operandBuffers(rewriter, op, options, state);
-    if (failed(buffers))
-      return failure();
-    LocalAttentionOp::Adaptor in((*buffers), attention);
     // Output [B, H, Lq, Dv] and lse [B, H, Lq] take their sizes from Q and V.
     auto fromQueryAndValue = [&](int64_t d) {
       return d == 3 ? dimOfBuffer(rewriter, loc, in.getValue(), 3)
@@ -165,16 +177,13 @@ struct LocalAttentionModel
 template <typename TensorOp, typename BufferOp>
 struct CollectiveModel
     : public AllocatingOpModel<CollectiveModel<TensorOp, BufferOp>, TensorOp> {
-  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
-                          const BufferizationOptions &options,
-                          BufferizationState &state) const {
-    auto collective = cast<TensorOp>(op);
+  LogicalResult bufferizeOnBuffers(TensorOp collective,
+                                   typename TensorOp::Adaptor in,
+                                   RewriterBase &rewriter,
+                                   const BufferizationOptions &options) const {
+    Operation *op = collective;
     Location loc = op->getLoc();
-    rewriter.setInsertionPoint(op);
-    FailureOr<Value> input =
-        getBuffer(rewriter, collective.getInput(), options, state);
-    if (failed(input))
-      return failure();
+    Value input = in.getInput();
     int64_t groupSize = collective.getGroupSize();
     auto resultType = cast<RankedTensorType>(collective.getType());
     auto inputType = cast<RankedTensorType>(collective.getInput().getType());
@@ -192,13 +201,13 @@ struct CollectiveModel
                              "reshaped axis when the group size is dynamic");
     FailureOr<Value> output = allocateResult(
         rewriter, loc, collective.getResult(), options, [&](int64_t d) {
-          Value dim = dimOfBuffer(rewriter, loc, *input, d);
+          Value dim = dimOfBuffer(rewriter, loc, input, d);
           return reshapedDim(rewriter, loc, op, d, dim, groupSize);
         });
     if (failed(output))
       return failure();
     SmallVector<NamedAttribute> attrs(op->getAttrs());
-    BufferOp::create(rewriter, loc, TypeRange{}, ValueRange{*input, *output},
+    BufferOp::create(rewriter, loc, TypeRange{}, ValueRange{input, *output},
                      attrs);
     replaceOpWithBufferizedValues(rewriter, op, *output);
     return success();
@@ -253,17 +262,11 @@ Value toF32(OpBuilder &b, Location loc, Value x) {
 }
 
 struct MergeModel : public AllocatingOpModel<MergeModel, MergeOp> {
-  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
-                          const BufferizationOptions &options,
-                          BufferizationState &state) const {
-    auto merge = cast<MergeOp>(op);
+  LogicalResult bufferizeOnBuffers(MergeOp merge, MergeOp::Adaptor in,
+                                   RewriterBase &rewriter,
+                                   const BufferizationOptions &options) const {
+    Operation *op = merge;
     Location loc = op->getLoc();
-    rewriter.setInsertionPoint(op);
-    FailureOr<SmallVector<Value>> buffers =
-        operandBuffers(rewriter, op, options, state);
-    if (failed(buffers))
-      return failure();
-    MergeOp::Adaptor in(*buffers, merge);
     auto fromOutputA = [&](int64_t d) {
       return dimOfBuffer(rewriter, loc, in.getOutA(), d);
     };
@@ -327,12 +330,11 @@ struct MergeModel : public AllocatingOpModel<MergeModel, MergeOp> {
 
 struct OffsetMaskModel
     : public AllocatingOpModel<OffsetMaskModel, OffsetMaskOp> {
-  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
-                          const BufferizationOptions &options,
-                          BufferizationState &) const {
-    auto maskOp = cast<OffsetMaskOp>(op);
+  LogicalResult bufferizeOnBuffers(OffsetMaskOp maskOp, OffsetMaskOp::Adaptor,
+                                   RewriterBase &rewriter,
+                                   const BufferizationOptions &options) const {
+    Operation *op = maskOp;
     Location loc = op->getLoc();
-    rewriter.setInsertionPoint(op);
     if (!maskOp.getType().hasStaticShape())
       return op->emitOpError("cannot bufferize a mask of dynamic shape ")
              << maskOp.getType();

@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "cp/Dialect/CP/Transforms/ChooseScheme.h"
-#include "cp/Dialect/CP/IR/CPAttrBodies.h"
+#include "cp/Dialect/CP/Analysis/SchemeCost.h"
+#include "cp/Dialect/CP/IR/CPOps.h"
 #include "cp/Dialect/CP/Transforms/Passes.h"
 
 namespace mlir {
@@ -20,29 +20,11 @@ namespace cp {
 using namespace mlir;
 using namespace mlir::cp;
 
-FailureOr<MachineModel> mlir::cp::machineFor(Operation *op,
-                                             MachineModel machine) {
-  SmallVector<Operation *> scopes;
-  for (Operation *scope = op; scope; scope = scope->getParentOp())
-    scopes.push_back(scope);
-  for (Operation *scope : llvm::reverse(scopes)) {
-    Attribute attr = scope->getAttr("cp.machine");
-    if (!attr)
-      continue;
-    auto description = dyn_cast<DictionaryAttr>(attr);
-    if (!description)
-      return scope->emitOpError("has a cp.machine that is not a dictionary: ")
-             << attr;
-    if (failed(
-            machine.apply(description, [&] { return scope->emitOpError(); })))
-      return failure();
-  }
-  return machine;
-}
-
-FailureOr<SchemeAttr> mlir::cp::chooseScheme(AttentionOp op,
-                                             const MachineModel &machine,
-                                             bool record) {
+/// The fastest scheme for `op` on `machine`: the op's scheme becomes that
+/// scheme and its `cp.cost` attribute lists every scheme's estimate or
+/// rejection. When no scheme can be used, fails with one diagnostic on the
+/// op that says why each was rejected.
+static LogicalResult chooseScheme(AttentionOp op, const MachineModel &machine) {
   int64_t groupSize = op.getGroupSize();
   RankedTensorType q = op.getQuery().getType();
   if (ShapedType::isDynamic(groupSize) || !q.hasStaticShape() ||
@@ -68,12 +50,10 @@ FailureOr<SchemeAttr> mlir::cp::chooseScheme(AttentionOp op,
         [&] { diag << "; "; });
     return diag;
   }
-  if (record) {
-    op.setSchemeAttr(best->scheme);
-    op->setAttr("cp.cost",
-                describeChoice(op.getContext(), estimates, *best, machine));
-  }
-  return best->scheme;
+  op.setSchemeAttr(best->scheme);
+  op->setAttr("cp.cost",
+              describeChoice(op.getContext(), estimates, *best, machine));
+  return success();
 }
 
 namespace {
@@ -89,11 +69,10 @@ struct ChooseSchemePass
              << "cp-choose-scheme: unknown machine '" << machine
              << "'; expected one of " << MachineModel::presetNames();
     base = *preset;
-    if (!scheme.empty()) {
-      defaultScheme = parseSchemeOption(context, "cp-choose-scheme", scheme);
-      if (!defaultScheme)
-        return failure();
-    }
+    FailureOr<SchemeAttr> resolved = scheme.resolve(context, "cp-choose-scheme");
+    if (failed(resolved))
+      return failure();
+    defaultScheme = *resolved;
     return success();
   }
 
@@ -129,7 +108,7 @@ struct ChooseSchemePass
         return;
       }
       applyOptions(*machine);
-      if (failed(chooseScheme(op, *machine, /*record=*/true)))
+      if (failed(chooseScheme(op, *machine)))
         failedAny = true;
     });
     if (failedAny)

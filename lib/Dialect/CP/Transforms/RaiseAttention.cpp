@@ -7,10 +7,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "cp/Dialect/CP/IR/CPAttrBodies.h"
+#include "AttentionMatcher.h"
 #include "cp/Dialect/CP/IR/CPOps.h"
 #include "cp/Dialect/CP/IR/ModRegions.h"
-#include "cp/Dialect/CP/Transforms/AttentionMatcher.h"
 #include "cp/Dialect/CP/Transforms/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -76,10 +75,11 @@ struct RaiseAttentionPass
   using Base::Base;
 
   LogicalResult initialize(MLIRContext *context) override {
-    if (scheme.empty())
-      return success();
-    schemeAttr = parseSchemeOption(context, "cp-raise-attention", scheme);
-    return success(schemeAttr != nullptr);
+    FailureOr<SchemeAttr> resolved = scheme.resolve(context, "cp-raise-attention");
+    if (failed(resolved))
+      return failure();
+    schemeAttr = *resolved;
+    return success();
   }
 
   void runOnOperation() override;

@@ -17,11 +17,6 @@ namespace cp {
 /// returns a null attribute after emitting an error.
 SchemeAttr parseSchemeBody(AsmParser &parser);
 void printSchemeBody(AsmPrinter &printer, SchemeAttr scheme);
-/// A pass's `scheme` option (`ring`, `hybrid(2)`, ...) as an attribute;
-/// null after emitting "<pass>: invalid scheme option ..." when it is not
-/// one.
-SchemeAttr parseSchemeOption(MLIRContext *context, StringRef pass,
-                             StringRef text);
 /// Parse/print a mask without the `#cp.mask<...>` wrapper.
 MaskAttr parseMaskBody(AsmParser &parser);
 void printMaskBody(AsmPrinter &printer, MaskAttr mask);

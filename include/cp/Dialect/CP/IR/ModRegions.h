@@ -1,11 +1,13 @@
 //===- ModRegions.h - mask_mod and score_mod regions ------------*- C++ -*-===//
 //
 // The one place that knows the `mask_mod` / `score_mod` regions of the
-// attention ops: their signatures (checked by the verifiers), what
+// attention ops: their signatures (checked by the verifiers) and what
 // cp-mlir recognizes in a mask_mod (a causal or sliding-window predicate,
 // folded into `#cp.mask` by canonicalization and used by the lowerings to
 // skip tiles; a document predicate `seg[q] == seg[k]`, whose tiles the CPU
-// lowering skips), and how the lowerings emit a region's body inline.
+// lowering skips). Outlining a region is bufferization's
+// (Transforms/OutlineModRegion.h); emitting one inline is the lowerings'
+// (Conversion/AttentionCommon/ModFunctions.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,15 +16,12 @@
 
 #include "cp/Dialect/CP/IR/CPDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/Builders.h"
 #include "mlir/IR/Region.h"
 
 #include <optional>
 
 namespace mlir {
 namespace cp {
-
-class BufferLocalAttentionOp;
 
 /// Block arguments before the mod operands: (b, h, q_idx, kv_idx) for
 /// mask_mod, (score, b, h, q_idx, kv_idx) for score_mod.
@@ -75,40 +74,9 @@ MaskAttr intersectMasks(MLIRContext *ctx, MaskAttr a, MaskAttr b);
 /// Null when the region says more (or is empty).
 MaskAttr foldMaskModInto(MaskAttr mask, Region &maskMod);
 
-/// What the lowerings need of a cp.buffer.local_attention's mod
-/// functions: the functions, what the mask_mod is known to be, and the
-/// op's structured mask narrowed by it.
-struct ModFunctions {
-  func::FuncOp maskMod, scoreMod;
-  MaskModAnalysis analysis;
-  MaskAttr mask;
-  /// The mask_mod must be evaluated per element (`mask` does not say it
-  /// all).
-  bool evaluatesMaskMod() const { return maskMod && !analysis.onlyStructured; }
-};
-ModFunctions modFunctionsOf(BufferLocalAttentionOp op);
-
-/// Emits the body of a mod function at `b`'s insertion point with `args`
-/// for its arguments and returns the value it returns.
-Value emitModFunction(OpBuilder &b, func::FuncOp function, ValueRange args);
-
-/// Outlines a mod region as a private function next to the function that
-/// holds `user`, with arguments of `argTypes` (mod operands as buffers):
-/// reads of a tensor argument become memref.load. Returns the function.
-func::FuncOp outlineModRegion(OpBuilder &b, Region &from, Operation *user,
-                              StringRef name, TypeRange argTypes);
-
-/// verifyModFunction with the body rules on both functions `op` names: the
-/// lowerings' check before they inline them.
-LogicalResult verifyModFunctionBodies(BufferLocalAttentionOp op);
-
-/// The mod functions `ops` name, for eraseUnusedModFunctions once the ops
-/// are lowered.
-SmallVector<func::FuncOp>
-collectModFunctions(ArrayRef<BufferLocalAttentionOp> ops);
-
-/// Erases each of `functions` that nothing references any more.
-void eraseUnusedModFunctions(ArrayRef<func::FuncOp> functions);
+/// The value a mod body yields (cp.yield) or returns (func.return); null
+/// when its terminator does not have exactly one operand.
+Value modBodyResult(Block &body);
 
 } // namespace cp
 } // namespace mlir

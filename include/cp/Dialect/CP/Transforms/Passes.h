@@ -8,6 +8,7 @@
 #define CP_DIALECT_CP_TRANSFORMS_PASSES_H
 
 #include "cp/Dialect/CP/IR/CPDialect.h"
+#include "cp/Dialect/CP/IR/SchemeOption.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"

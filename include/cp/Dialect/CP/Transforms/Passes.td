@@ -38,9 +38,10 @@ def ApplySchemePass : Pass<"cp-apply-scheme", "ModuleOp"> {
       `2P-1-r`), attending chunk pairs so causal work is equal on every
       rank; an op in the contiguous layout is converted with `cp.relayout`
       and converted back.
-    - `auto`: the scheme the cost model of `cp-choose-scheme` picks for the
-      op (on the `h200-nvlink` machine unless a `cp.machine` attribute on
-      the op or an ancestor says otherwise).
+    - `auto` is resolved by `cp-choose-scheme` alone, which records the
+      chosen scheme on the op; an op still at `auto` here is an error that
+      says to run `cp-choose-scheme` first (`cp-lower-to-cpu` and
+      `cp-lower-to-nvvm` do).
 
     The rank index comes from `shard.process_multi_index`, so the result
     stays SPMD. Constraints a scheme needs are checked here with the same
@@ -48,9 +49,11 @@ def ApplySchemePass : Pass<"cp-apply-scheme", "ModuleOp"> {
     `cp.bytes_per_rank` attribute records DESIGN §2's bytes sent per rank.
   }];
   let options = [
-    Option<"scheme", "scheme", "std::string", /*default=*/"\"\"",
+    Option<"scheme", "scheme", "::mlir::cp::SchemeOption",
+           /*default=*/"::mlir::cp::SchemeOption()",
            "Scheme for cp.attention ops without a scheme attribute: allgather, "
-           "ulysses, hybrid(u), head_tail, ring, zigzag or auto">,
+           "ulysses, hybrid(u), head_tail, ring or zigzag (auto is "
+           "cp-choose-scheme's to resolve)">,
     Option<"requireMatch", "require-match", "bool", /*default=*/"false",
            "Fail when a function contains no cp.attention to rewrite">,
     Option<"reportRewrites", "report", "bool", /*default=*/"false",
@@ -120,7 +123,8 @@ def RaiseAttentionPass : Pass<"cp-raise-attention", "ModuleOp"> {
     Option<"gridSize", "grid-size", "int64_t", /*default=*/"0",
            "Declare the grid as shard.grid @<grid>(shape = N) when the module "
            "lacks it (0: the grid must exist)">,
-    Option<"scheme", "scheme", "std::string", /*default=*/"\"\"",
+    Option<"scheme", "scheme", "::mlir::cp::SchemeOption",
+           /*default=*/"::mlir::cp::SchemeOption()",
            "scheme attribute for the raised ops (allgather, ulysses, "
            "hybrid(u), head_tail, ring, zigzag, auto); empty: none">,
     ListOption<"requireIn", "require-in", "std::string",
@@ -171,7 +175,8 @@ def ChooseSchemePass : Pass<"cp-choose-scheme"> {
     ```
   }];
   let options = [
-    Option<"scheme", "scheme", "std::string", /*default=*/"\"\"",
+    Option<"scheme", "scheme", "::mlir::cp::SchemeOption",
+           /*default=*/"::mlir::cp::SchemeOption()",
            "Scheme of cp.attention ops that carry none (auto resolves them "
            "here; anything else leaves them alone)">,
     Option<"machine", "machine", "std::string", /*default=*/"\"h200-nvlink\"",
@@ -250,121 +255,6 @@ def OverlapCollectivesPass : Pass<"cp-overlap-collectives"> {
   let dependentDialects = ["::mlir::cp::CPDialect"];
 }
 
-def LowerLocalAttentionPass : Pass<"cp-lower-local-attention"> {
-  let summary = "Lower cp.buffer.local_attention to tiled online-softmax loops";
-  let description = [{
-    Rewrites every `cp.buffer.local_attention` into a flash-attention loop
-    nest in scf, vector, math and memref (docs/Lowering.md §2):
-
-    - `scf.parallel` over (batch, head, pair of query tiles); each pair is
-      tiles `t` and `T-1-t`, so causal work is balanced across iterations;
-    - per query tile, Q is packed transposed and pre-scaled into a scratch
-      buffer; scores are kept transposed (keys by rows, query rows as vector
-      lanes), so the online softmax is made of vertical vector ops;
-    - both contractions are register-blocked broadcast-FMA micro-kernels:
-      scores broadcast K's scalars against Q lanes, the output broadcasts
-      probabilities against V's lanes;
-    - for `causal` and `sliding_window`, only the key tiles a query tile can
-      see are visited, and the mask is applied only on tiles it cuts;
-      explicit masks are applied per tile;
-    - fully masked rows give 0 (and `lse = -inf`), never NaN; f16/bf16 are
-      read into f32 and the output is truncated once.
-
-    K is read in place when it is dense f32, else packed once into a dense
-    f32 copy; V is always packed once into f32 panels of one register
-    block's lanes (zero padded), which the output kernel streams. Scratch
-    per query tile is `memref.alloca` inside the `scf.parallel` (an
-    automatic allocation scope); no `Lq x Lkv` buffer is ever created.
-
-    ```mlir
-    cp.buffer.local_attention %q, %k, %v offsets(%qo, %c0) into %o mask = causal
-        : memref<1x8x64x32xf32>, memref<1x2x256x32xf32>,
-          memref<1x2x256x32xf32> into memref<1x8x64x32xf32>
-    // becomes
-    %panels = memref.alloc(...) : memref<?x?x?x?x16xf32>   // V, packed
-    scf.parallel (%b, %h, %v, %d) = ... { ... }            // packing
-    scf.parallel (%b, %h, %pair) = ... {
-      %qt = memref.alloca() : memref<32x32xf32>              // D x tile-q
-      ...
-      scf.for %kt = %first to %last step %c1 { ... vector.fma ... }
-    }
-    memref.dealloc %panels
-    ```
-  }];
-  let options = [
-    Option<"tileQ", "tile-q", "int64_t", /*default=*/"32",
-           "Query rows per tile (a multiple of vector-width * micro-vectors)">,
-    Option<"tileKv", "tile-kv", "int64_t", /*default=*/"64",
-           "Key/value rows per tile">,
-    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"8",
-           "f32 lanes per vector">,
-    Option<"microRows", "micro-rows", "int64_t", /*default=*/"6",
-           "Rows (keys, or value dims) per register block of the FMA kernels">,
-    Option<"microVectors", "micro-vectors", "int64_t", /*default=*/"2",
-           "Vectors of query lanes per register block of the FMA kernels">
-  ];
-  let dependentDialects = [
-    "::mlir::arith::ArithDialect",
-    "::mlir::math::MathDialect",
-    "::mlir::memref::MemRefDialect",
-    "::mlir::scf::SCFDialect",
-    "::mlir::vector::VectorDialect"
-  ];
-}
-
-def LowerLocalAttentionToGPUPass : Pass<"cp-lower-local-attention-to-gpu"> {
-  let summary = "Lower cp.buffer.local_attention to a flash-attention gpu.launch";
-  let description = [{
-    Rewrites every `cp.buffer.local_attention` into one `gpu.launch`
-    (docs/Lowering.md §6):
-
-    - a block per (query tile, head, batch), `tile-q * threads-per-row`
-      threads; R = `threads-per-row` adjacent lanes own one query row;
-    - the scaled query tile is staged once in workgroup memory, then each
-      key tile the mask leaves visible (StructuredMask.h, as on CPU) is
-      staged as f32 K and V tiles;
-    - a thread scores keys `lane, lane + R, ...`; the row's max and sum are
-      reduced with `gpu.shuffle xor`; probabilities pass through workgroup
-      memory; a thread accumulates value columns `lane, lane + R, ...` in
-      registers;
-    - the mask is applied on tiles it cuts (and explicit masks on every
-      tile); fully masked rows give 0 and `lse = -inf`; f16/bf16 are read
-      into f32 and the output truncated once.
-
-    D and Dv must be static (they size workgroup memory). `tile-kv = 0`
-    picks the largest tile up to 64 that fits `shared-memory-bytes`.
-
-    ```mlir
-    cp.buffer.local_attention %q, %k, %v offsets(%qo, %c0) into %o mask = causal
-        : memref<1x8x64x32xf16>, ... into memref<1x8x64x32xf16>
-    // becomes
-    gpu.launch blocks(%tile, %h, %b) in (...) threads(%t, ...) in (%c128, ...)
-        workgroup(%qs : memref<32x33xf32, #gpu.address_space<workgroup>>, ...) {
-      ... gpu.barrier ... gpu.shuffle xor ... gpu.terminator
-    }
-    ```
-  }];
-  let options = [
-    Option<"tileQ", "tile-q", "int64_t", /*default=*/"32",
-           "Query rows per block">,
-    Option<"tileKv", "tile-kv", "int64_t", /*default=*/"0",
-           "Keys per staged tile (a multiple of threads-per-row); 0 picks "
-           "the largest up to 64 that fits shared-memory-bytes">,
-    Option<"threadsPerRow", "threads-per-row", "int64_t", /*default=*/"4",
-           "Threads that share one query row (a power of two <= 32)">,
-    Option<"sharedMemoryBytes", "shared-memory-bytes", "int64_t",
-           /*default=*/"49152",
-           "Workgroup memory budget per block (static shared memory)">
-  ];
-  let dependentDialects = [
-    "::mlir::arith::ArithDialect",
-    "::mlir::gpu::GPUDialect",
-    "::mlir::math::MathDialect",
-    "::mlir::memref::MemRefDialect",
-    "::mlir::scf::SCFDialect"
-  ];
-}
-
 def PackCollectivesPass : Pass<"cp-pack-collectives"> {
   let summary = "Give bufferized collectives dense buffers exchanged along dim 0";
   let description = [{
@@ -397,118 +287,6 @@ def PackCollectivesPass : Pass<"cp-pack-collectives"> {
     "::mlir::linalg::LinalgDialect",
     "::mlir::memref::MemRefDialect"
   ];
-}
-
-def PlaceBuffersOnGPUPass : Pass<"cp-place-buffers-on-gpu"> {
-  let summary = "Allocate, free and copy the host program's buffers on the GPU";
-  let description = [{
-    In a GPU program every buffer lives in device memory: the function's
-    arguments are device buffers, and so are the buffers bufferization
-    allocates. Outside GPU kernels this pass rewrites
-
-    - `memref.alloc` into `gpu.alloc` and `memref.dealloc` into
-      `gpu.dealloc`;
-    - `memref.copy` into `gpu.memcpy` when both sides are dense, else into
-      `linalg.copy` (a kernel after `convert-parallel-loops-to-gpu`).
-
-    The ops are synchronous; `gpu-async-region` later threads them into the
-    stream. Host code that would load or store a device buffer is an error.
-
-    ```mlir
-    %b = memref.alloc() : memref<1x4x256x32xf32>
-    memref.copy %a, %b : memref<1x4x256x32xf32> to memref<1x4x256x32xf32>
-    // becomes
-    %b = gpu.alloc () : memref<1x4x256x32xf32>
-    gpu.memcpy %b, %a : memref<1x4x256x32xf32>, memref<1x4x256x32xf32>
-    ```
-  }];
-  let dependentDialects = [
-    "::mlir::gpu::GPUDialect",
-    "::mlir::linalg::LinalgDialect",
-    "::mlir::memref::MemRefDialect"
-  ];
-}
-
-def MapParallelLoopsToGPUPass : Pass<"cp-map-parallel-loops-to-gpu"> {
-  let summary = "Map host scf.parallel loops to GPU blocks of threads";
-  let description = [{
-    The element-wise loops of a GPU program (pack and unpack copies, the
-    merge of partial attention results, materialized masks) come from
-    `convert-linalg-to-parallel-loops` as one `scf.parallel` over all
-    dimensions. Upstream's `gpu-map-parallel-loops` maps the dimensions of
-    such a loop to blocks, one thread each, and runs any dimension past the
-    third sequentially.
-
-    This pass linearizes every outermost `scf.parallel` outside kernels into
-    one index whose fastest-varying part is the loop's last dimension, and
-    splits it into blocks of `block-size` threads: the outer loop is mapped
-    to block x, the inner one to thread x, and a guard keeps the last block
-    in bounds. Consecutive threads touch consecutive elements of the
-    innermost dimension, so accesses to row-major buffers coalesce.
-    `convert-parallel-loops-to-gpu` then makes the `gpu.launch`.
-
-    ```mlir
-    scf.parallel (%i, %j) = (%c0, %c0) to (%c64, %c48) step (%c1, %c1) {...}
-    // becomes (3072 = 64 * 48 elements, 12 blocks of 256 threads)
-    scf.parallel (%b) = (%c0) to (%c12) step (%c1) {
-      scf.parallel (%t) = (%c0) to (%c256) step (%c1) {
-        %n = affine.apply (d0, d1) -> (d0 * 256 + d1) (%b, %t)
-        scf.if (%n < %c3072) { %i, %j = delinearize %n into (64, 48); ... }
-      } {mapping = [#gpu.loop_dim_map<processor = thread_x, ...>]}
-    } {mapping = [#gpu.loop_dim_map<processor = block_x, ...>]}
-    ```
-
-    A loop with reductions cannot be mapped this way and is an error.
-  }];
-  let options = [
-    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
-           "Threads per block (a multiple of 32, at most 1024)">,
-  ];
-  let dependentDialects = [
-    "::mlir::affine::AffineDialect",
-    "::mlir::arith::ArithDialect",
-    "::mlir::gpu::GPUDialect",
-    "::mlir::scf::SCFDialect"
-  ];
-}
-
-def ApproximateMathPass : Pass<"cp-approximate-math"> {
-  let summary = "Replace f32 math functions with polynomial approximations";
-  let description = [{
-    Applies upstream MLIR's polynomial approximations to `math.exp`,
-    `math.log`, `math.tanh` and `math.erf` on f32 scalars and vectors, so
-    that the attention loops' `exp` stays in vector registers instead of
-    becoming one libm call per lane. The approximations are accurate to a
-    few ulp in f32.
-
-    ```mlir
-    %e = math.exp %x : vector<8xf32>
-    // becomes a range reduction, a polynomial and an exponent bit-shift in
-    // arith ops on vector<8xf32>
-    ```
-  }];
-  let dependentDialects = [
-    "::mlir::arith::ArithDialect",
-    "::mlir::math::MathDialect",
-    "::mlir::vector::VectorDialect"
-  ];
-}
-
-def ExportCInterfacePass : Pass<"cp-export-c-interface", "ModuleOp"> {
-  let summary = "Give every public function a C-callable wrapper";
-  let description = [{
-    Sets `llvm.emit_c_interface` on every public `func.func` definition, so
-    that the LLVM lowering also emits `_mlir_ciface_<name>`, which takes
-    memref arguments as pointers to descriptors. This is the entry point
-    drivers (`cp-run-attention`, Python) call:
-
-    ```mlir
-    func.func @attention(%q: memref<1x8x64x32xf32>, ...)
-    // becomes
-    func.func @attention(%q: memref<1x8x64x32xf32>, ...)
-        attributes {llvm.emit_c_interface}
-    ```
-  }];
 }
 
 #endif // CP_DIALECT_CP_TRANSFORMS_PASSES_TD

@@ -1,0 +1,42 @@
+//===- ModFunctions.h - mod functions in the attention lowerings -*- C++
+//-*-===//
+//
+// What the CPU and GPU lowerings of cp.buffer.local_attention need of the
+// mask_mod / score_mod functions the op names: the functions, what the
+// mask_mod is known to be, a check of their bodies, and their bodies
+// emitted inline at each score.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CP_CONVERSION_ATTENTIONCOMMON_MODFUNCTIONS_H
+#define CP_CONVERSION_ATTENTIONCOMMON_MODFUNCTIONS_H
+
+#include "cp/Dialect/CP/IR/CPOps.h"
+#include "cp/Dialect/CP/IR/ModRegions.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::cp {
+
+/// The mod functions of one cp.buffer.local_attention, what the mask_mod
+/// is known to be, and the op's structured mask narrowed by it.
+struct ModFunctions {
+  func::FuncOp maskMod, scoreMod;
+  MaskModAnalysis analysis;
+  MaskAttr mask;
+  /// The mask_mod must be evaluated per element (`mask` does not say it
+  /// all).
+  bool evaluatesMaskMod() const { return maskMod && !analysis.onlyStructured; }
+};
+ModFunctions modFunctionsOf(BufferLocalAttentionOp op);
+
+/// Emits the body of a mod function at `b`'s insertion point with `args`
+/// for its arguments and returns the value it returns.
+Value emitModFunction(OpBuilder &b, func::FuncOp function, ValueRange args);
+
+/// verifyModFunction with the body rules on both functions `op` names: the
+/// lowerings' check before they inline them.
+LogicalResult verifyModFunctionBodies(BufferLocalAttentionOp op);
+
+} // namespace mlir::cp
+
+#endif // CP_CONVERSION_ATTENTIONCOMMON_MODFUNCTIONS_H

@@ -1,0 +1,111 @@
+//===- SchemeCost.h - the cost model behind scheme = auto -------*- C++ -*-===//
+//
+// For one attention and one machine, estimates every scheme's bytes per
+// rank (SchemeTraffic), FLOPs on the busiest rank (causal imbalance
+// included), peak memory per rank and time, and picks the fastest scheme
+// whose constraints (SchemeConstraints) and memory budget hold. The
+// formulas are documented in docs/Schemes.md.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CP_DIALECT_CP_ANALYSIS_SCHEMECOST_H
+#define CP_DIALECT_CP_ANALYSIS_SCHEMECOST_H
+
+#include "cp/Dialect/CP/IR/SchemeConstraints.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Operation.h"
+
+#include <optional>
+#include <string>
+
+namespace mlir {
+namespace cp {
+
+/// What the cost model knows of a machine. Bandwidths are what one rank
+/// can send per second; a collective over ranks of more than one node runs
+/// at the inter-node bandwidth.
+struct MachineModel {
+  std::string name;
+  double intraNodeBandwidth; // bytes/s
+  double interNodeBandwidth; // bytes/s
+  double latency;            // s per collective step (message)
+  int64_t ranksPerNode;      // consecutive ranks share a node
+  double attentionFlops;     // flop/s the attention kernel sustains
+  double memoryBandwidth;    // bytes/s of device memory (merge passes)
+  double memory;             // bytes of device memory per rank
+  double launchOverhead;     // s per kernel launch
+  double overlap;            // fraction of a ring step's compute that hides
+                             // its shift (1: NCCL on a second stream; 0:
+                             // MPI without asynchronous progress)
+
+  /// "h200-nvlink" (8 ranks on one NVLink node), "multinode-ib" (nodes of
+  /// 8 ranks over 400 Gb/s InfiniBand) or "host-mpi" (MPI ranks on one
+  /// host); std::nullopt for another name.
+  static std::optional<MachineModel> preset(StringRef name);
+  static StringRef presetNames() {
+    return "h200-nvlink, multinode-ib, host-mpi";
+  }
+
+  /// Overrides fields from a `cp.machine` dictionary: `preset` (a preset
+  /// name, applied first), `intra_node_bandwidth`, `inter_node_bandwidth`,
+  /// `latency`, `ranks_per_node`, `attention_flops`, `memory_bandwidth`,
+  /// `memory`, `launch_overhead`, `overlap` (numbers; integers or floats).
+  /// Fails with a diagnostic naming an unknown key or a bad value.
+  LogicalResult apply(DictionaryAttr description,
+                      function_ref<InFlightDiagnostic()> emitError);
+};
+
+/// The machine an op is costed on: `base`, then the `cp.machine`
+/// dictionaries of the op's ancestors (outermost first) and of the op
+/// itself. Fails with a diagnostic on a bad entry.
+FailureOr<MachineModel> machineFor(Operation *op, MachineModel base);
+
+/// The attention an estimate is for.
+struct AttentionProblem {
+  AttentionShape shape;
+  MaskAttr mask;
+  SequenceLayout layout;
+  int64_t elementBytes;
+};
+
+/// One scheme's estimate, or why it cannot be used.
+struct SchemeEstimate {
+  SchemeAttr scheme;
+  std::optional<std::string> rejection;
+  int64_t bytes = 0;         // bytes sent per rank (busiest rank)
+  double flops = 0;          // attention FLOPs of the busiest rank
+  double meanFlops = 0;      // attention FLOPs averaged over ranks
+  int64_t memory = 0;        // peak bytes of the attention's buffers per rank
+  double commSeconds = 0;    // communication not hidden by computation
+  double computeSeconds = 0; // busiest rank's attention and merges
+  double seconds = 0;
+
+  bool usable() const { return !rejection; }
+};
+
+/// Every scheme for `problem`: allgather, ulysses, hybrid(u) for each
+/// 1 < u < P dividing P, head_tail, ring, zigzag; rejected ones carry the
+/// violated constraint or the memory overrun.
+SmallVector<SchemeEstimate> estimateSchemes(const AttentionProblem &problem,
+                                            const MachineModel &machine);
+
+/// "allgather", "hybrid(2)", "auto": the scheme as written in op syntax.
+std::string schemeName(SchemeAttr scheme);
+
+/// The usable estimate with the least time (ties: fewer bytes, then the
+/// order above); null when none is usable.
+const SchemeEstimate *pickFastest(ArrayRef<SchemeEstimate> estimates);
+
+/// `{chosen = "...", machine = "...", <scheme> = {time_ns, comm_ns,
+/// compute_ns, bytes, flops, memory} or "rejected: <why>"}`, recorded on an
+/// op so that the decision can be read in the IR.
+DictionaryAttr describeChoice(MLIRContext *ctx,
+                              ArrayRef<SchemeEstimate> estimates,
+                              const SchemeEstimate &chosen,
+                              const MachineModel &machine);
+
+} // namespace cp
+} // namespace mlir
+
+#endif // CP_DIALECT_CP_ANALYSIS_SCHEMECOST_H

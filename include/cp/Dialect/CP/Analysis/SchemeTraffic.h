@@ -1,0 +1,42 @@
+//===- SchemeTraffic.h - bytes each CP scheme sends per rank ----*- C++ -*-===//
+//
+// DESIGN §2's table of bytes sent per rank for one attention forward. The
+// cp-apply-scheme pass records it on rewritten ops, and the runtime's byte
+// counters are checked against it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CP_DIALECT_CP_ANALYSIS_SCHEMETRAFFIC_H
+#define CP_DIALECT_CP_ANALYSIS_SCHEMETRAFFIC_H
+
+#include "cp/Dialect/CP/IR/SchemeConstraints.h"
+
+namespace mlir {
+namespace cp {
+
+/// Bytes one rank sends to other ranks for `scheme` on `shape`, with
+/// `elementBytes` bytes per element. For head_tail this is the figure of a
+/// rank with a distinct partner (the self-paired middle rank of an odd group
+/// sends less). Ring and zigzag shift K/V only as far as `mask` lets any
+/// rank see (P - 1 times without a mask, or for a null mask). Requires
+/// every size in `shape` to be static.
+int64_t bytesSentPerRank(SchemeAttr scheme, const AttentionShape &shape,
+                         int64_t elementBytes, MaskAttr mask = {});
+
+/// The same, for an op whose operands are in `layout`: when the scheme
+/// computes in the other layout, Q, K, V go through cp.relayout and the
+/// output comes back, and the busiest rank's share of that is added.
+int64_t bytesSentPerRank(SchemeAttr scheme, const AttentionShape &shape,
+                         int64_t elementBytes, SequenceLayout layout,
+                         MaskAttr mask = {});
+
+/// How many of its two halves (of L/2 rows) group rank `rank` sends to
+/// other ranks in a cp.relayout from `from` to `to` over `groupSize` ranks
+/// (0 when the layouts are equal).
+int64_t relayoutHalvesSent(int64_t groupSize, int64_t rank, SequenceLayout from,
+                           SequenceLayout to);
+
+} // namespace cp
+} // namespace mlir
+
+#endif // CP_DIALECT_CP_ANALYSIS_SCHEMETRAFFIC_H

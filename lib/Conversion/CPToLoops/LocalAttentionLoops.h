@@ -1,0 +1,126 @@
+//===- LocalAttentionLoops.h - the CPU attention loop nest ------*- C++ -*-===//
+//
+// Lowers one cp.buffer.local_attention to a CPU loop nest: the nest and its
+// masks are in LowerLocalAttention.cpp, the register-blocked kernels and the
+// packing they stream from in LocalAttentionKernels.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CP_LIB_CONVERSION_CPTOLOOPS_LOCALATTENTIONLOOPS_H
+#define CP_LIB_CONVERSION_CPTOLOOPS_LOCALATTENTIONLOOPS_H
+
+#include "cp/Conversion/AttentionCommon/AttentionBuilder.h"
+#include "cp/Dialect/CP/IR/CPOps.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+namespace mlir::cp::detail {
+
+struct TileSizes {
+  int64_t tileQ, tileKv, vectorWidth, microRows, microVectors;
+};
+
+/// Per-parallel-iteration scratch, all f32: packed queries Qt [D, Tq],
+/// transposed scores St [Tk, Tq], the accumulator Acc [Tq, Dv'] (Dv padded
+/// to whole register blocks), and per query row the running max M, sum L and
+/// the rescale factor alpha of the current key tile [Tq].
+struct Scratch {
+  Value qt, st, acc, rowMax, rowSum, alpha;
+};
+
+/// Builds the loop nest replacing one cp.buffer.local_attention.
+class AttentionLowering : cp::detail::AttentionBuilder {
+public:
+  AttentionLowering(BufferLocalAttentionOp op, const TileSizes &sizes)
+      : AttentionBuilder(op), op(op), t(sizes),
+        lanes(VectorType::get({sizes.vectorWidth}, f32)) {}
+
+  void build();
+
+private:
+  using AttentionBuilder::loop;
+
+  // Constants and small arithmetic.
+  Value splat(Value scalar) {
+    return vector::BroadcastOp::create(b, loc, lanes, scalar);
+  }
+  Value vecConst(double v) { return splat(f32Const(v)); }
+  Value minIdx(Value x, Value y) {
+    return arith::MinSIOp::create(b, loc, x, y);
+  }
+  Value maxIdx(Value x, Value y) {
+    return arith::MaxSIOp::create(b, loc, x, y);
+  }
+  Value loadLanes(Value memref, ValueRange indices) {
+    return vector::LoadOp::create(b, loc, lanes, memref, indices);
+  }
+  void storeLanes(Value v, Value memref, ValueRange indices) {
+    vector::StoreOp::create(b, loc, v, memref, indices);
+  }
+
+  void loop(Value lb, Value ub, int64_t step, function_ref<void(Value)> body) {
+    loop(lb, ub, idx(step), body);
+  }
+
+  /// Calls `block(r0, rows)` for consecutive row blocks of [begin, end):
+  /// blocks of `microRows` rows, then single rows for the remainder.
+  void forRowBlocks(Value begin, Value end,
+                    function_ref<void(Value, int64_t)> block);
+
+  /// C[r, l] (+)= sum_k A(r, k) * B(k, l) for rows r in [rowBegin, rowEnd)
+  /// and lanes l < `laneCount`, in register blocks of microRows x
+  /// microVectors vectors. `a` gives a scalar of A, `bLanes` a vector of B's
+  /// row k at lane l; C starts at zero unless `accumulate`. With
+  /// `lanesOuter`, all row blocks of one lane block run back to back, so
+  /// B's columns of that block stay in L1; otherwise A's rows do.
+  void broadcastFmaKernel(Value c, Value rowBegin, Value rowEnd, Value kCount,
+                          Value laneCount,
+                          function_ref<Value(Value r, Value k)> a,
+                          function_ref<Value(Value k, Value lane)> bLanes,
+                          bool accumulate, bool lanesOuter);
+  /// One register block of broadcastFmaKernel: `rows` rows from r0, the
+  /// microVectors vectors from lane0.
+  void registerBlock(Value c, Value r0, int64_t rows, Value lane0, Value kCount,
+                     function_ref<Value(Value r, Value k)> a,
+                     function_ref<Value(Value k, Value lane)> bLanes,
+                     bool accumulate);
+
+  /// K as a dense f32 [B, Hkv, Lkv, D] buffer (K itself when it is one).
+  Value packKeys();
+  /// V as f32 panels [B, Hkv, Dv' / W, Lkv, W] of W = vector-width *
+  /// micro-vectors lanes, zero padded to Dv': one panel is contiguous, so the
+  /// output kernel streams it instead of striding through V's rows (whose
+  /// power-of-two strides alias in the L1 sets).
+  Value packValuePanels();
+
+  void emitQueryTile(Value batch, Value head, Value kvHead, Value tile,
+                     const Scratch &s);
+  void packQueries(Value batch, Value head, Value q0, Value validQ,
+                   const Scratch &s);
+  void applyStructuredMask(MaskAttr mask, Value qBase, Value k0,
+                           Value rowsInTile, const Scratch &s);
+  /// St[j, i] = mod(St[j, i] or its position) for the tile's valid rows
+  /// and columns: score_mod rewrites scores, mask_mod sets -inf where it
+  /// returns false. Positions are global (q: qFirst + i, k: kFirst + j).
+  void applyModFunction(func::FuncOp function, bool isMask, Value batch,
+                        Value head, Value qFirst, Value validQ, Value kFirst,
+                        Value rowsInTile, const Scratch &s);
+  /// [min, max] of the integer mod operand `seg` over [first, first + count).
+  std::pair<Value, Value> rangeOf(Value seg, Value first, Value count);
+  void applyExplicitMask(Value batch, Value head, Value q0, Value validQ,
+                         Value k0, Value rowsInTile, const Scratch &s);
+  void updateSoftmax(Value validQ, Value rowsInTile, const Scratch &s);
+  void writeOutputs(Value batch, Value head, Value q0, Value validQ,
+                    const Scratch &s);
+
+  BufferLocalAttentionOp op;
+  TileSizes t;
+  VectorType lanes;
+  // Set by build(): sizes, the (possibly packed) keys and values, scalars.
+  Value lq, lkv, headDim, valueDim, valueLanes, scale, kvGroup;
+  Value key, value;
+  Value negInf;
+};
+
+} // namespace mlir::cp::detail
+
+#endif // CP_LIB_CONVERSION_CPTOLOOPS_LOCALATTENTIONLOOPS_H

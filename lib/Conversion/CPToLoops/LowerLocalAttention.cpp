@@ -1,0 +1,412 @@
+//===- LowerLocalAttention.cpp - tiled online-softmax attention -----------===//
+//
+// Implements cp-lower-local-attention: cp.buffer.local_attention becomes a
+// flash-attention loop nest in scf/vector/math/memref. The algorithm and
+// the reasons for its shape are in docs/Lowering.md §2.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LocalAttentionLoops.h"
+#include "cp/Conversion/AttentionCommon/LowerBufferAttentions.h"
+#include "cp/Conversion/AttentionCommon/ModFunctions.h"
+#include "cp/Conversion/Passes.h"
+#include "cp/Dialect/CP/Analysis/StructuredMask.h"
+#include "cp/Dialect/CP/IR/CPOps.h"
+#include "cp/Dialect/CP/IR/ModRegions.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir {
+namespace cp {
+#define GEN_PASS_DEF_LOWERLOCALATTENTIONPASS
+#include "cp/Conversion/Passes.h.inc"
+} // namespace cp
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::cp;
+using namespace mlir::cp::detail;
+
+void AttentionLowering::applyStructuredMask(MaskAttr mask, Value qBase,
+                                            Value k0, Value rowsInTile,
+                                            const Scratch &s) {
+  int64_t vw = t.vectorWidth;
+  auto indexLanes = VectorType::get({vw}, b.getIndexType());
+  SmallVector<Attribute> steps;
+  for (int64_t l = 0; l < vw; ++l)
+    steps.push_back(b.getIndexAttr(l));
+  Value iota = arith::ConstantOp::create(
+      b, loc, indexLanes, DenseElementsAttr::get(indexLanes, steps));
+  Value negInfLanes = splat(negInf);
+  loop(idx(0), rowsInTile, 1, [&](Value j) {
+    Value kPos = vector::BroadcastOp::create(b, loc, indexLanes, add(k0, j));
+    loop(idx(0), idx(t.tileQ), vw, [&](Value i) {
+      Value qPos = arith::AddIOp::create(
+          b, loc,
+          vector::BroadcastOp::create(b, loc, indexLanes, add(qBase, i)), iota);
+      Value allowed = buildMaskAllows(b, loc, mask, qPos, kPos);
+      Value score = loadLanes(s.st, {j, i});
+      storeLanes(arith::SelectOp::create(b, loc, allowed, score, negInfLanes),
+                 s.st, {j, i});
+    });
+  });
+}
+
+void AttentionLowering::applyExplicitMask(Value batch, Value head, Value q0,
+                                          Value validQ, Value k0,
+                                          Value rowsInTile, const Scratch &s) {
+  Value mask = op.getExplicitMask();
+  auto maskType = cast<MemRefType>(mask.getType());
+  int64_t rank = maskType.getRank();
+  // A batch or head extent of 1 is broadcast.
+  auto broadcastIndex = [&](int64_t d, Value i) {
+    Value isOne = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                        dim(mask, d), idx(1));
+    return arith::SelectOp::create(b, loc, isOne, idx(0), i).getResult();
+  };
+  SmallVector<Value> lead;
+  if (rank == 4)
+    lead = {broadcastIndex(0, batch), broadcastIndex(1, head)};
+  bool isBool = maskType.getElementType().isInteger(1);
+  loop(idx(0), rowsInTile, 1, [&](Value j) {
+    loop(idx(0), validQ, 1, [&](Value i) {
+      SmallVector<Value> at(lead);
+      at.append({add(q0, i), add(k0, j)});
+      Value score = memref::LoadOp::create(b, loc, s.st, ValueRange{j, i});
+      Value masked;
+      if (isBool) {
+        Value allowed = memref::LoadOp::create(b, loc, mask, at);
+        masked = arith::SelectOp::create(b, loc, allowed, score, negInf);
+      } else {
+        masked = arith::AddFOp::create(b, loc, score, loadF32(mask, at));
+      }
+      memref::StoreOp::create(b, loc, masked, s.st, ValueRange{j, i});
+    });
+  });
+}
+
+void AttentionLowering::applyModFunction(func::FuncOp function, bool isMask,
+                                         Value batch, Value head, Value qFirst,
+                                         Value validQ, Value kFirst,
+                                         Value rowsInTile, const Scratch &s) {
+  loop(idx(0), rowsInTile, 1, [&](Value j) {
+    loop(idx(0), validQ, 1, [&](Value i) {
+      Value score = memref::LoadOp::create(b, loc, s.st, ValueRange{j, i});
+      SmallVector<Value> args;
+      if (!isMask)
+        args.push_back(score);
+      args.append({batch, head, add(qFirst, i), add(kFirst, j)});
+      llvm::append_range(args, op.getModOperands());
+      Value result = emitModFunction(b, function, args);
+      if (isMask)
+        result = arith::SelectOp::create(b, loc, result, score, negInf);
+      memref::StoreOp::create(b, loc, result, s.st, ValueRange{j, i});
+    });
+  });
+}
+
+std::pair<Value, Value> AttentionLowering::rangeOf(Value seg, Value first,
+                                                   Value count) {
+  Value v0 = memref::LoadOp::create(b, loc, seg, ValueRange{first});
+  ValueRange range = loop(idx(1), count, idx(1), {v0, v0},
+                          [&](Value i, ValueRange mm) -> SmallVector<Value> {
+                            Value v = memref::LoadOp::create(
+                                b, loc, seg, ValueRange{add(first, i)});
+                            return {arith::MinSIOp::create(b, loc, mm[0], v),
+                                    arith::MaxSIOp::create(b, loc, mm[1], v)};
+                          });
+  return {range[0], range[1]};
+}
+
+void AttentionLowering::updateSoftmax(Value validQ, Value rowsInTile,
+                                      const Scratch &s) {
+  Value zero = vecConst(0.0), negInfLanes = splat(negInf);
+  loop(idx(0), idx(t.tileQ), t.vectorWidth, [&](Value i) {
+    Value oldMax = loadLanes(s.rowMax, {i});
+    Value newMax = loop(idx(0), rowsInTile, idx(1), {oldMax},
+                        [&](Value j, ValueRange m) -> SmallVector<Value> {
+                          return {arith::MaximumFOp::create(
+                              b, loc, m[0], loadLanes(s.st, {j, i}))};
+                        })[0];
+    // While a row has seen only masked scores its max is -inf; use 0 so
+    // that exp(-inf - 0) = 0 rather than exp(-inf + inf) = NaN.
+    Value isNegInf = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                           newMax, negInfLanes);
+    Value safeMax = arith::SelectOp::create(b, loc, isNegInf, zero, newMax);
+    Value alpha = math::ExpOp::create(
+        b, loc, arith::SubFOp::create(b, loc, oldMax, safeMax));
+    Value sum = loop(
+        idx(0), rowsInTile, idx(1), {zero},
+        [&](Value j, ValueRange acc) -> SmallVector<Value> {
+          Value p = math::ExpOp::create(
+              b, loc,
+              arith::SubFOp::create(b, loc, loadLanes(s.st, {j, i}), safeMax));
+          storeLanes(p, s.st, {j, i});
+          return {arith::AddFOp::create(b, loc, acc[0], p)};
+        })[0];
+    Value oldSum = loadLanes(s.rowSum, {i});
+    storeLanes(vector::FMAOp::create(b, loc, oldSum, alpha, sum), s.rowSum,
+               {i});
+    storeLanes(newMax, s.rowMax, {i});
+    storeLanes(alpha, s.alpha, {i});
+  });
+  // Acc rows of the queries that exist: Acc[i, :] *= alpha[i].
+  loop(idx(0), validQ, 1, [&](Value i) {
+    Value alpha = splat(memref::LoadOp::create(b, loc, s.alpha, ValueRange{i}));
+    loop(idx(0), valueLanes, t.vectorWidth, [&](Value dv) {
+      Value acc = loadLanes(s.acc, {i, dv});
+      storeLanes(arith::MulFOp::create(b, loc, acc, alpha), s.acc, {i, dv});
+    });
+  });
+}
+
+void AttentionLowering::writeOutputs(Value batch, Value head, Value q0,
+                                     Value validQ, const Scratch &s) {
+  Type outElt = op.getOutput().getType().getElementType();
+  Value zero = f32Const(0.0), one = f32Const(1.0);
+  loop(idx(0), validQ, 1, [&](Value i) {
+    Value sum = memref::LoadOp::create(b, loc, s.rowSum, ValueRange{i});
+    Value seen =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, sum, zero);
+    Value inv = arith::SelectOp::create(
+        b, loc, seen, arith::DivFOp::create(b, loc, one, sum), zero);
+    Value row = add(q0, i);
+    loop(idx(0), valueDim, 1, [&](Value dv) {
+      Value acc = memref::LoadOp::create(b, loc, s.acc, ValueRange{i, dv});
+      Value out = arith::MulFOp::create(b, loc, acc, inv);
+      if (outElt != f32)
+        out = arith::TruncFOp::create(b, loc, outElt, out);
+      memref::StoreOp::create(b, loc, out, op.getOutput(),
+                              ValueRange{batch, head, row, dv});
+    });
+    if (Value lse = op.getLse()) {
+      Value max = memref::LoadOp::create(b, loc, s.rowMax, ValueRange{i});
+      Value logSum = arith::AddFOp::create(
+          b, loc, max,
+          math::LogOp::create(b, loc,
+                              arith::SelectOp::create(b, loc, seen, sum, one)));
+      memref::StoreOp::create(
+          b, loc, arith::SelectOp::create(b, loc, seen, logSum, negInf), lse,
+          ValueRange{batch, head, row});
+    }
+  });
+}
+
+void AttentionLowering::emitQueryTile(Value batch, Value head, Value kvHead,
+                                      Value tile, const Scratch &s) {
+  Value q0 = mul(tile, idx(t.tileQ));
+  Value validQ = minIdx(idx(t.tileQ), sub(lq, q0));
+  packQueries(batch, head, q0, validQ, s);
+  Value negInfLanes = splat(negInf), zero = vecConst(0.0);
+  loop(idx(0), idx(t.tileQ), t.vectorWidth, [&](Value i) {
+    storeLanes(negInfLanes, s.rowMax, {i});
+    storeLanes(zero, s.rowSum, {i});
+  });
+  loop(idx(0), idx(t.tileQ), 1, [&](Value i) {
+    loop(idx(0), valueLanes, t.vectorWidth, [&](Value dv) {
+      storeLanes(zero, s.acc, {i, dv});
+    });
+  });
+
+  // Key tiles this query tile can see, and the keys it sees in full: the
+  // structured mask, narrowed by what a mask_mod is known to be.
+  ModFunctions mods = modFunctionsOf(op);
+  MaskAttr mask = mods.mask;
+  Value qFirst = add(op.getQOffset(), q0);
+  Value qLast = sub(add(qFirst, validQ), idx(1));
+  Value kvOffset = op.getKvOffset();
+  Value tileKv = idx(t.tileKv);
+  Value globalHead = op.getHeadOffset() ? add(op.getHeadOffset(), head) : head;
+  KeyTiles tiles =
+      buildVisibleKeyTiles(b, loc, mask, qFirst, qLast, kvOffset, lkv, tileKv);
+  // A document mask hides a key tile whose segment ids all differ from the
+  // query tile's: their [min, max] ranges do not meet.
+  Value segments;
+  std::pair<Value, Value> querySegments;
+  if (mods.analysis.documentOperand) {
+    segments = op.getModOperands()[*mods.analysis.documentOperand];
+    querySegments = rangeOf(segments, qFirst, validQ);
+  }
+
+  loop(tiles.first, tiles.end, 1, [&](Value kt) {
+    Value k0 = mul(kt, tileKv);
+    Value rows = minIdx(tileKv, sub(lkv, k0));
+    OpBuilder::InsertionGuard guard(b);
+    if (segments) {
+      auto [kMin, kMax] = rangeOf(segments, add(kvOffset, k0), rows);
+      Value apart = arith::OrIOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                querySegments.second, kMin),
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, kMax,
+                                querySegments.first));
+      Value meet = arith::XOrIOp::create(
+          b, loc, apart, arith::ConstantIntOp::create(b, loc, 1, 1));
+      auto ifOp = scf::IfOp::create(b, loc, meet, /*withElseRegion=*/false);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+    }
+    // St[j, i] = sum_d K[k0 + j, d] * Qt[d, i]
+    broadcastFmaKernel(
+        s.st, idx(0), rows, headDim, idx(t.tileQ),
+        [&](Value j, Value d) {
+          return loadF32(key, {batch, kvHead, add(k0, j), d});
+        },
+        [&](Value d, Value lane) {
+          return loadLanes(s.qt, {d, lane});
+        },
+        /*accumulate=*/false, /*lanesOuter=*/false);
+    Value kFirst = add(kvOffset, k0);
+    if (mods.scoreMod)
+      applyModFunction(mods.scoreMod, /*isMask=*/false, batch, globalHead,
+                       qFirst, validQ, kFirst, rows, s);
+    if (Value cut = buildTileIsCut(b, loc, mask, tiles, kFirst,
+                                   sub(add(kFirst, rows), idx(1))))
+      scf::IfOp::create(b, loc, cut, [&](OpBuilder &, Location) {
+        applyStructuredMask(mask, qFirst, kFirst, rows, s);
+        scf::YieldOp::create(b, loc);
+      });
+    if (op.getExplicitMask())
+      applyExplicitMask(batch, head, q0, validQ, k0, rows, s);
+    if (mods.evaluatesMaskMod())
+      applyModFunction(mods.maskMod, /*isMask=*/true, batch, globalHead, qFirst,
+                       validQ, kFirst, rows, s);
+    updateSoftmax(validQ, rows, s);
+    // Acc[i, dv] += sum_j Pt[j, i] * V[k0 + j, dv]
+    broadcastFmaKernel(
+        s.acc, idx(0), validQ, rows, valueLanes,
+        [&](Value i, Value j) {
+          return memref::LoadOp::create(b, loc, s.st, ValueRange{j, i});
+        },
+        [&](Value j, Value lane) {
+          int64_t width = t.vectorWidth * t.microVectors;
+          Value panel = arith::DivUIOp::create(b, loc, lane, idx(width));
+          Value inPanel = arith::RemUIOp::create(b, loc, lane, idx(width));
+          return loadLanes(value, {batch, kvHead, panel, add(k0, j), inPanel});
+        },
+        /*accumulate=*/true, /*lanesOuter=*/true);
+  });
+  writeOutputs(batch, head, q0, validQ, s);
+}
+
+void AttentionLowering::build() {
+  Value query = op.getQuery();
+  lq = dim(query, 2);
+  headDim = dim(query, 3);
+  lkv = dim(op.getKey(), 2);
+  valueDim = dim(op.getValue(), 3);
+  kvGroup = arith::DivUIOp::create(b, loc, dim(query, 1), dim(op.getKey(), 1));
+  negInf = f32Const(-std::numeric_limits<double>::infinity());
+  if (FloatAttr scaleAttr = op.getScaleAttr()) {
+    scale = f32Const(scaleAttr.getValueAsDouble());
+  } else {
+    Value d = arith::IndexCastOp::create(b, loc, b.getI64Type(), headDim);
+    scale =
+        math::RsqrtOp::create(b, loc, arith::SIToFPOp::create(b, loc, f32, d));
+  }
+
+  // K is read by scalars (dense f32), V by vectors of whole register blocks
+  // (f32 panels, Dv padded to a multiple of the block).
+  int64_t block = t.vectorWidth * t.microVectors;
+  int64_t staticDv = op.getValue().getType().getDimSize(3);
+  valueLanes =
+      mul(arith::CeilDivUIOp::create(b, loc, valueDim, idx(block)), idx(block));
+  key = packKeys();
+  value = packValuePanels();
+
+  Value tiles = arith::CeilDivUIOp::create(b, loc, lq, idx(t.tileQ));
+  Value pairs = arith::CeilDivUIOp::create(b, loc, tiles, idx(2));
+  Value one = idx(1);
+  scf::ParallelOp::create(
+      b, loc, ValueRange{idx(0), idx(0), idx(0)},
+      ValueRange{dim(query, 0), dim(query, 1), pairs},
+      ValueRange{one, one, one}, [&](OpBuilder &, Location, ValueRange ivs) {
+        // scf.parallel is an automatic allocation scope: the scratch below
+        // lives for one iteration (one pair of query tiles).
+        Value batch = ivs[0], head = ivs[1], pair = ivs[2];
+        auto alignment = b.getI64IntegerAttr(64);
+        auto scratch = [&](Value rows, int64_t staticRows, Value cols,
+                           int64_t staticCols) {
+          SmallVector<Value> dynamic;
+          if (ShapedType::isDynamic(staticRows))
+            dynamic.push_back(rows);
+          if (ShapedType::isDynamic(staticCols))
+            dynamic.push_back(cols);
+          return memref::AllocaOp::create(
+                     b, loc, MemRefType::get({staticRows, staticCols}, f32),
+                     dynamic, alignment)
+              .getResult();
+        };
+        auto vector = [&]() {
+          return memref::AllocaOp::create(
+                     b, loc, MemRefType::get({t.tileQ}, f32), alignment)
+              .getResult();
+        };
+        int64_t staticD = op.getQuery().getType().getDimSize(3);
+        Scratch s;
+        s.qt = scratch(headDim, staticD, Value(), t.tileQ);
+        s.st = scratch(Value(), t.tileKv, Value(), t.tileQ);
+        s.acc = scratch(Value(), t.tileQ, valueLanes,
+                        ShapedType::isDynamic(staticDv)
+                            ? ShapedType::kDynamic
+                            : llvm::divideCeil(staticDv, block) * block);
+        s.rowMax = vector();
+        s.rowSum = vector();
+        s.alpha = vector();
+        Value kvHead = arith::DivUIOp::create(b, loc, head, kvGroup);
+        // Tiles `pair` and `tiles - 1 - pair`; one tile when they coincide.
+        Value mirror = sub(sub(tiles, one), pair);
+        Value distinct = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                               mirror, pair);
+        Value count = arith::SelectOp::create(b, loc, distinct, idx(2), one);
+        loop(idx(0), count, 1, [&](Value k) {
+          Value isFirst = arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::eq, k, idx(0));
+          Value tile = arith::SelectOp::create(b, loc, isFirst, pair, mirror);
+          emitQueryTile(batch, head, kvHead, tile, s);
+        });
+      });
+  if (key != op.getKey())
+    memref::DeallocOp::create(b, loc, key);
+  memref::DeallocOp::create(b, loc, value);
+}
+
+namespace {
+
+struct LowerLocalAttentionPass
+    : public cp::impl::LowerLocalAttentionPassBase<LowerLocalAttentionPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    TileSizes sizes{tileQ, tileKv, vectorWidth, microRows, microVectors};
+    if (sizes.tileQ <= 0 || sizes.tileKv <= 0 || sizes.vectorWidth <= 0 ||
+        sizes.microRows <= 0 || sizes.microVectors <= 0) {
+      getOperation()->emitError("cp-lower-local-attention: tile-q, tile-kv, "
+                                "vector-width, micro-rows and micro-vectors "
+                                "must be positive, got ")
+          << sizes.tileQ << ", " << sizes.tileKv << ", " << sizes.vectorWidth
+          << ", " << sizes.microRows << ", " << sizes.microVectors;
+      return signalPassFailure();
+    }
+    int64_t block = sizes.vectorWidth * sizes.microVectors;
+    if (sizes.tileQ % block != 0) {
+      getOperation()->emitError("cp-lower-local-attention: tile-q (")
+          << sizes.tileQ << ") must be a multiple of vector-width * "
+          << "micro-vectors (" << sizes.vectorWidth << " * "
+          << sizes.microVectors << " = " << block << ")";
+      return signalPassFailure();
+    }
+    auto lowerOne = [&](BufferLocalAttentionOp op) {
+      AttentionLowering(op, sizes).build();
+      return success();
+    };
+    if (failed(lowerBufferAttentions(getOperation(), lowerOne)))
+      signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,446 @@
+//===- SchemeCost.cpp - the cost model behind scheme = auto ---------------===//
+//
+// Estimates per scheme, for the busiest rank:
+//   bytes    SchemeTraffic's bytes sent per rank (relayouts included);
+//   flops    2 * B * (D + Dv) * (visible query/key pairs) * local heads;
+//   memory   the attention's tensors resident at once;
+//   time     exposed communication + computation, where a collective over
+//            n steps moving X bytes takes n * latency + X / bandwidth, ring
+//            and zigzag hide each shift behind the previous step's
+//            attention, and merges cost memory traffic.
+// See docs/Schemes.md for the formulas written out.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cp/Dialect/CP/Analysis/SchemeCost.h"
+#include "cp/Dialect/CP/Analysis/RingSchedule.h"
+#include "cp/Dialect/CP/Analysis/SchemeTraffic.h"
+#include "cp/Dialect/CP/Analysis/StructuredMask.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::cp;
+
+//===----------------------------------------------------------------------===//
+// Machines
+//===----------------------------------------------------------------------===//
+
+std::optional<MachineModel> MachineModel::preset(StringRef name) {
+  // NVLink 4: 450 GB/s per direction per H200, of which NCCL reaches ~80%;
+  // flash attention forward sustains about half of the 989 TFLOP/s bf16
+  // peak; HBM3e 4.8 TB/s.
+  MachineModel nvlink{"h200-nvlink", 3.6e11, 3.6e11, 10e-6, 8,
+                      5.0e14,        4.8e12, 141e9,  5e-6,  1.0};
+  if (name == "h200-nvlink")
+    return nvlink;
+  if (name == "multinode-ib") {
+    // Nodes of 8 H200 on NVLink, one 400 Gb/s NDR port per GPU across nodes.
+    MachineModel ib = nvlink;
+    ib.name = "multinode-ib";
+    ib.interNodeBandwidth = 4.0e10;
+    ib.latency = 25e-6;
+    return ib;
+  }
+  if (name == "host-mpi")
+    // MPI ranks sharing one host's memory and cores (this project's CPU
+    // tests); bench/ measures the real figures and passes them in. MPICH
+    // moves a large nonblocking message only inside MPI calls, so a shift
+    // does not progress while the attention computes.
+    return MachineModel{"host-mpi", 5e9,  5e9, 5e-6, 1 << 20,
+                        2e10,       1e10, 8e9, 1e-6, 0.0};
+  return std::nullopt;
+}
+
+namespace {
+/// The numeric cp.machine entries and the fields they set.
+struct MachineEntry {
+  StringRef key;
+  void (*set)(MachineModel &, double);
+};
+constexpr MachineEntry kMachineEntries[] = {
+    {"intra_node_bandwidth",
+     [](MachineModel &m, double v) { m.intraNodeBandwidth = v; }},
+    {"inter_node_bandwidth",
+     [](MachineModel &m, double v) { m.interNodeBandwidth = v; }},
+    {"latency", [](MachineModel &m, double v) { m.latency = v; }},
+    {"ranks_per_node",
+     [](MachineModel &m, double v) {
+       m.ranksPerNode = static_cast<int64_t>(v);
+     }},
+    {"attention_flops",
+     [](MachineModel &m, double v) { m.attentionFlops = v; }},
+    {"memory_bandwidth",
+     [](MachineModel &m, double v) { m.memoryBandwidth = v; }},
+    {"memory", [](MachineModel &m, double v) { m.memory = v; }},
+    {"launch_overhead",
+     [](MachineModel &m, double v) { m.launchOverhead = v; }},
+    {"overlap", [](MachineModel &m, double v) { m.overlap = v; }},
+};
+} // namespace
+
+LogicalResult
+MachineModel::apply(DictionaryAttr description,
+                    function_ref<InFlightDiagnostic()> emitError) {
+  if (auto preset = description.getAs<StringAttr>("preset")) {
+    std::optional<MachineModel> base = MachineModel::preset(preset.getValue());
+    if (!base)
+      return emitError() << "cp.machine preset '" << preset.getValue()
+                         << "' is unknown; expected one of " << presetNames();
+    *this = *base;
+  } else if (description.get("preset")) {
+    return emitError() << "cp.machine preset must be a string";
+  }
+  for (NamedAttribute entry : description) {
+    StringRef key = entry.getName().getValue();
+    if (key == "preset")
+      continue;
+    double value;
+    if (auto f = dyn_cast<FloatAttr>(entry.getValue()))
+      value = f.getValueAsDouble();
+    else if (auto i = dyn_cast<IntegerAttr>(entry.getValue()))
+      value = static_cast<double>(i.getValue().getSExtValue());
+    else
+      return emitError() << "cp.machine entry '" << key
+                         << "' must be a number, got " << entry.getValue();
+    if (key == "overlap" ? !(value >= 0 && value <= 1) : !(value > 0))
+      return emitError() << "cp.machine entry '" << key << "' must be "
+                         << (key == "overlap" ? "between 0 and 1" : "positive")
+                         << ", got " << value;
+    const MachineEntry *field = llvm::find_if(
+        kMachineEntries, [&](const MachineEntry &e) { return e.key == key; });
+    if (field == std::end(kMachineEntries)) {
+      InFlightDiagnostic diag = emitError();
+      diag << "cp.machine has no entry '" << key << "'; known: preset";
+      for (const MachineEntry &e : kMachineEntries)
+        diag << ", " << e.key;
+      return diag;
+    }
+    field->set(*this, value);
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Work: visible query/key pairs
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Query/key pairs (times local heads) of each rank under `scheme`.
+SmallVector<double> pairsPerRank(SchemeAttr scheme,
+                                 const AttentionProblem &pr) {
+  const AttentionShape &s = pr.shape;
+  int64_t p = s.groupSize;
+  double l = s.localLen, len = s.globalLen(), h = s.heads;
+  MaskAttr m = pr.mask;
+  SmallVector<double> pairs;
+  for (int64_t r = 0; r < p; ++r) {
+    switch (scheme.getKind()) {
+    case SchemeKind::allgather:
+    case SchemeKind::ring:
+      pairs.push_back(h * countVisiblePairs(m, r * l, l, len));
+      break;
+    case SchemeKind::ulysses:
+      pairs.push_back(h / p * countVisiblePairs(m, 0, len, len));
+      break;
+    case SchemeKind::hybrid: {
+      int64_t u = scheme.getUlyssesDegree();
+      double block = u * l;
+      pairs.push_back(h / u *
+                      countVisiblePairs(m, (r / u) * block, block, len));
+      break;
+    }
+    case SchemeKind::head_tail: {
+      double half = l / 2;
+      pairs.push_back(
+          h * (countVisiblePairs(m, r * l, half, len) +
+               countVisiblePairs(m, (p - 1 - r) * l + half, half, len)));
+      break;
+    }
+    case SchemeKind::zigzag: {
+      double c = l / 2;
+      pairs.push_back(h * (countVisiblePairs(m, r * c, c, len) +
+                           countVisiblePairs(m, (2 * p - 1 - r) * c, c, len)));
+      break;
+    }
+    case SchemeKind::automatic:
+      pairs.push_back(0);
+      break;
+    }
+  }
+  return pairs;
+}
+
+//===----------------------------------------------------------------------===//
+// Memory
+//===----------------------------------------------------------------------===//
+
+/// Elements of one rank's Q, K, V and O shards.
+double qkvoElements(const AttentionShape &s) {
+  return double(s.batch) * s.localLen *
+         (s.heads * s.headDim + s.kvHeads * (s.headDim + s.valueDim) +
+          s.heads * s.valueDim);
+}
+
+double kvElements(const AttentionShape &s, double rows, double kvHeads) {
+  return double(s.batch) * rows * kvHeads * (s.headDim + s.valueDim);
+}
+
+double peakMemory(SchemeAttr scheme, const AttentionProblem &pr) {
+  const AttentionShape &s = pr.shape;
+  double b = pr.elementBytes, len = s.globalLen();
+  double bytes = qkvoElements(s) * b;
+  if (schemeLayout(scheme.getKind()) != pr.layout)
+    bytes += qkvoElements(s) * b; // the relayouted copies
+  switch (scheme.getKind()) {
+  case SchemeKind::allgather:
+    return bytes + kvElements(s, len, s.kvHeads) * b;
+  case SchemeKind::head_tail:
+    return bytes + kvElements(s, len, s.kvHeads) * b +
+           double(s.batch) * s.localLen * s.heads * (s.headDim + s.valueDim) *
+               b;
+  case SchemeKind::ulysses:
+    return bytes + qkvoElements(s) * b;
+  case SchemeKind::hybrid: {
+    double u = scheme.getUlyssesDegree();
+    return bytes + qkvoElements(s) * b + kvElements(s, len, s.kvHeads / u) * b;
+  }
+  case SchemeKind::ring:
+  case SchemeKind::zigzag:
+    // The next K/V block, and f32 partial and running outputs with lse.
+    return bytes + kvElements(s, s.localLen, s.kvHeads) * b +
+           2.0 * s.batch * s.localLen * s.heads * (s.valueDim + 1) * 4;
+  case SchemeKind::automatic:
+    break;
+  }
+  return bytes;
+}
+
+//===----------------------------------------------------------------------===//
+// Time
+//===----------------------------------------------------------------------===//
+
+class TimeModel {
+public:
+  TimeModel(const AttentionProblem &pr, const MachineModel &m)
+      : pr(pr), s(pr.shape), m(m) {}
+
+  /// A collective of `steps` message rounds moving `bytes` from this rank,
+  /// over `ranks` consecutive ranks (or strided ones when `strided`).
+  double collective(double bytes, double steps, int64_t ranks,
+                    bool strided = false) const {
+    bool crossesNodes =
+        strided ? s.groupSize > m.ranksPerNode : ranks > m.ranksPerNode;
+    double bandwidth =
+        crossesNodes ? m.interNodeBandwidth : m.intraNodeBandwidth;
+    return steps * m.latency + bytes / bandwidth;
+  }
+
+  /// The relayouts into and out of the scheme's layout, when needed.
+  double relayout(SchemeAttr scheme, double schemeBytes) const {
+    if (schemeLayout(scheme.getKind()) == pr.layout)
+      return 0;
+    double extra =
+        bytesSentPerRank(scheme, s, pr.elementBytes, pr.layout, pr.mask) -
+        schemeBytes;
+    return collective(extra, 4, s.groupSize);
+  }
+
+  /// Communication not hidden by computation, and computation.
+  std::pair<double, double> estimate(SchemeAttr scheme, double busiestFlops,
+                                     int64_t bytes) const {
+    int64_t p = s.groupSize;
+    double b = pr.elementBytes;
+    double attention = busiestFlops / m.attentionFlops;
+    double agBytes = kvElements(s, s.localLen, s.kvHeads) * b;
+    switch (scheme.getKind()) {
+    case SchemeKind::allgather:
+      return {collective(bytes, 2 * (p - 1), p), attention + m.launchOverhead};
+    case SchemeKind::ulysses:
+      return {collective(bytes, 4 * (p - 1), p), attention + m.launchOverhead};
+    case SchemeKind::hybrid: {
+      int64_t u = scheme.getUlyssesDegree(), outer = p / u;
+      double inner = qkvoElements(s) * b * (u - 1) / u;
+      return {collective(inner, 4 * (u - 1), u) +
+                  collective(agBytes * (outer - 1), 2 * (outer - 1), outer,
+                             /*strided=*/true),
+              attention + m.launchOverhead};
+    }
+    case SchemeKind::head_tail:
+      return {collective(bytes, 2 * (p - 1) + 2, p),
+              attention + 2 * m.launchOverhead};
+    case SchemeKind::ring:
+    case SchemeKind::zigzag: {
+      // Step s's shift overlaps step s-1's attention; every step merges.
+      // Steps no rank can see under the mask are not run.
+      bool zigzag = scheme.getKind() == SchemeKind::zigzag;
+      RingSchedule ring{p, s.localLen, zigzag};
+      double shifts = ring.shiftsNeeded(pr.mask);
+      double shift = collective(agBytes, 2, p);
+      double perStep = attention / (shifts + 1);
+      double exposed = shifts * (shift - m.overlap * std::min(shift, perStep));
+      double rowsMerged =
+          zigzag ? (2.0 + 4.0 * shifts) * s.localLen / 2 : shifts * s.localLen;
+      double mergeBytes =
+          3.0 * s.batch * rowsMerged * s.heads * (s.valueDim + 1) * 4;
+      double launches = zigzag ? 3.0 + 2.0 * shifts : shifts + 1;
+      return {exposed, attention + mergeBytes / m.memoryBandwidth +
+                           launches * m.launchOverhead};
+    }
+    case SchemeKind::automatic:
+      break;
+    }
+    return {0, attention};
+  }
+
+private:
+  const AttentionProblem &pr;
+  const AttentionShape &s;
+  const MachineModel &m;
+};
+
+SmallVector<SchemeAttr> candidateSchemes(MLIRContext *ctx, int64_t p) {
+  SmallVector<SchemeAttr> schemes{SchemeAttr::get(ctx, SchemeKind::allgather),
+                                  SchemeAttr::get(ctx, SchemeKind::ulysses)};
+  for (int64_t u = 2; u < p; ++u)
+    if (p % u == 0)
+      schemes.push_back(SchemeAttr::get(ctx, SchemeKind::hybrid, u));
+  for (SchemeKind kind :
+       {SchemeKind::head_tail, SchemeKind::ring, SchemeKind::zigzag})
+    schemes.push_back(SchemeAttr::get(ctx, kind));
+  return schemes;
+}
+
+std::string formatBytes(double bytes) {
+  if (bytes >= 1024.0 * 1024 * 1024)
+    return llvm::formatv("{0:F1} GiB", bytes / (1024.0 * 1024 * 1024)).str();
+  if (bytes >= 1024.0 * 1024)
+    return llvm::formatv("{0:F1} MiB", bytes / (1024.0 * 1024)).str();
+  return llvm::formatv("{0:F1} KiB", bytes / 1024.0).str();
+}
+
+} // namespace
+
+SmallVector<SchemeEstimate>
+mlir::cp::estimateSchemes(const AttentionProblem &problem,
+                          const MachineModel &machine) {
+  const AttentionShape &s = problem.shape;
+  TimeModel time(problem, machine);
+  SmallVector<SchemeEstimate> estimates;
+  for (SchemeAttr scheme :
+       candidateSchemes(problem.mask.getContext(), s.groupSize)) {
+    SchemeEstimate e;
+    e.scheme = scheme;
+    e.rejection = findSchemeViolation(scheme, s);
+    if (!e.rejection && problem.layout == SequenceLayout::zigzag &&
+        s.localLen % 2 != 0)
+      e.rejection = "the zigzag layout needs an even local length";
+    if (e.rejection) {
+      estimates.push_back(e);
+      continue;
+    }
+    SmallVector<double> pairs = pairsPerRank(scheme, problem);
+    double perPair = 2.0 * s.batch * (s.headDim + s.valueDim);
+    double busiest = *std::max_element(pairs.begin(), pairs.end());
+    double total = 0;
+    for (double x : pairs)
+      total += x;
+    e.flops = perPair * busiest;
+    e.meanFlops = perPair * total / pairs.size();
+    e.bytes = bytesSentPerRank(scheme, s, problem.elementBytes, problem.layout,
+                               problem.mask);
+    e.memory = static_cast<int64_t>(peakMemory(scheme, problem));
+    int64_t schemeBytes =
+        bytesSentPerRank(scheme, s, problem.elementBytes, problem.mask);
+    auto [comm, compute] = time.estimate(scheme, e.flops, schemeBytes);
+    e.commSeconds = comm + time.relayout(scheme, schemeBytes);
+    e.computeSeconds = compute;
+    e.seconds = e.commSeconds + e.computeSeconds;
+    if (e.memory > machine.memory)
+      e.rejection = "needs " + formatBytes(e.memory) +
+                    " per rank, more than the machine's " +
+                    formatBytes(machine.memory);
+    estimates.push_back(e);
+  }
+  return estimates;
+}
+
+std::string mlir::cp::schemeName(SchemeAttr scheme) {
+  std::string text = stringifySchemeKind(scheme.getKind()).str();
+  if (scheme.getKind() == SchemeKind::hybrid)
+    text += "(" + std::to_string(scheme.getUlyssesDegree()) + ")";
+  return text;
+}
+
+const SchemeEstimate *
+mlir::cp::pickFastest(ArrayRef<SchemeEstimate> estimates) {
+  const SchemeEstimate *best = nullptr;
+  for (const SchemeEstimate &e : estimates) {
+    if (!e.usable())
+      continue;
+    if (!best || e.seconds < best->seconds ||
+        (e.seconds == best->seconds && e.bytes < best->bytes))
+      best = &e;
+  }
+  return best;
+}
+
+DictionaryAttr mlir::cp::describeChoice(MLIRContext *ctx,
+                                        ArrayRef<SchemeEstimate> estimates,
+                                        const SchemeEstimate &chosen,
+                                        const MachineModel &machine) {
+  Builder b(ctx);
+  auto nanos = [&](double seconds) {
+    return b.getI64IntegerAttr(
+        static_cast<int64_t>(std::llround(seconds * 1e9)));
+  };
+  auto name = [](SchemeAttr scheme) { return schemeName(scheme); };
+  SmallVector<NamedAttribute> entries{
+      b.getNamedAttr("chosen", b.getStringAttr(name(chosen.scheme))),
+      b.getNamedAttr("machine", b.getStringAttr(machine.name))};
+  for (const SchemeEstimate &e : estimates) {
+    Attribute value;
+    if (e.rejection) {
+      value = b.getStringAttr("rejected: " + *e.rejection);
+    } else {
+      value = b.getDictionaryAttr(
+          {b.getNamedAttr("time_ns", nanos(e.seconds)),
+           b.getNamedAttr("comm_ns", nanos(e.commSeconds)),
+           b.getNamedAttr("compute_ns", nanos(e.computeSeconds)),
+           b.getNamedAttr("bytes", b.getI64IntegerAttr(e.bytes)),
+           b.getNamedAttr("flops",
+                          b.getI64IntegerAttr(static_cast<int64_t>(e.flops))),
+           b.getNamedAttr("memory", b.getI64IntegerAttr(e.memory))});
+    }
+    entries.push_back(b.getNamedAttr(name(e.scheme), value));
+  }
+  return b.getDictionaryAttr(entries);
+}
+
+//===----------------------------------------------------------------------===//
+// The machine of an op
+//===----------------------------------------------------------------------===//
+
+FailureOr<MachineModel> mlir::cp::machineFor(Operation *op,
+                                             MachineModel machine) {
+  SmallVector<Operation *> scopes;
+  for (Operation *scope = op; scope; scope = scope->getParentOp())
+    scopes.push_back(scope);
+  for (Operation *scope : llvm::reverse(scopes)) {
+    Attribute attr = scope->getAttr("cp.machine");
+    if (!attr)
+      continue;
+    auto description = dyn_cast<DictionaryAttr>(attr);
+    if (!description)
+      return scope->emitOpError("has a cp.machine that is not a dictionary: ")
+             << attr;
+    if (failed(
+            machine.apply(description, [&] { return scope->emitOpError(); })))
+      return failure();
+  }
+  return machine;
+}

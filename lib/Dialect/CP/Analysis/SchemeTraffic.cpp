@@ -1,0 +1,106 @@
+//===- SchemeTraffic.cpp - bytes each CP scheme sends per rank ------------===//
+//
+// DESIGN §2's "bytes sent per rank" table: what leaves one rank for other
+// ranks, counted at the collective API, for one attention forward.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cp/Dialect/CP/Analysis/SchemeTraffic.h"
+#include "cp/Dialect/CP/Analysis/RingSchedule.h"
+#include "llvm/Support/ErrorHandling.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace mlir::cp;
+
+/// Elements of one rank's K and V shards: L * Hkv * (D + Dv) per batch.
+static int64_t kvShardElements(const AttentionShape &s) {
+  return s.batch * s.localLen * s.kvHeads * (s.headDim + s.valueDim);
+}
+
+/// Elements of one rank's Q, K, V and O shards, which Ulysses all-to-alls.
+static int64_t qkvoShardElements(const AttentionShape &s) {
+  return s.batch * s.localLen *
+         (s.heads * s.headDim + s.kvHeads * s.headDim + s.kvHeads * s.valueDim +
+          s.heads * s.valueDim);
+}
+
+int64_t mlir::cp::bytesSentPerRank(SchemeAttr scheme, const AttentionShape &s,
+                                   int64_t elementBytes, MaskAttr mask) {
+  int64_t p = s.groupSize;
+  int64_t allGatherKV = kvShardElements(s) * (p - 1);
+  switch (scheme.getKind()) {
+  case SchemeKind::allgather:
+    return allGatherKV * elementBytes;
+  case SchemeKind::ring:
+  case SchemeKind::zigzag: {
+    RingSchedule ring{p, s.localLen, scheme.getKind() == SchemeKind::zigzag};
+    return kvShardElements(s) * ring.shiftsNeeded(mask) * elementBytes;
+  }
+  case SchemeKind::ulysses:
+    return qkvoShardElements(s) * (p - 1) / p * elementBytes;
+  case SchemeKind::hybrid: {
+    int64_t u = scheme.getUlyssesDegree(), outer = p / u;
+    return (qkvoShardElements(s) * (u - 1) / u +
+            kvShardElements(s) * (outer - 1)) *
+           elementBytes;
+  }
+  case SchemeKind::head_tail: {
+    int64_t half = s.localLen / 2;
+    int64_t qTail = s.batch * half * s.heads * s.headDim;
+    int64_t oBack = s.batch * half * s.heads * s.valueDim;
+    int64_t exchanged = p > 1 ? qTail + oBack : 0;
+    return (exchanged + allGatherKV) * elementBytes;
+  }
+  case SchemeKind::automatic:
+    break;
+  }
+  llvm_unreachable("auto is resolved to a concrete scheme before costing");
+}
+
+/// The rank that holds global chunk `chunk` (of 2P) in `layout`.
+static int64_t ownerOfChunk(int64_t p, int64_t chunk, SequenceLayout layout) {
+  if (layout == SequenceLayout::contiguous)
+    return chunk / 2;
+  return chunk < p ? chunk : 2 * p - 1 - chunk;
+}
+
+/// The global chunk that is half `half` of rank `rank`'s shard in `layout`.
+static int64_t chunkOfHalf(int64_t p, int64_t rank, int64_t half,
+                           SequenceLayout layout) {
+  if (layout == SequenceLayout::contiguous)
+    return 2 * rank + half;
+  return half == 0 ? rank : 2 * p - 1 - rank;
+}
+
+int64_t mlir::cp::relayoutHalvesSent(int64_t groupSize, int64_t rank,
+                                     SequenceLayout from, SequenceLayout to) {
+  if (from == to)
+    return 0;
+  int64_t sent = 0;
+  for (int64_t half = 0; half < 2; ++half)
+    sent += ownerOfChunk(groupSize, chunkOfHalf(groupSize, rank, half, from),
+                         to) != rank;
+  return sent;
+}
+
+int64_t mlir::cp::bytesSentPerRank(SchemeAttr scheme, const AttentionShape &s,
+                                   int64_t elementBytes, SequenceLayout layout,
+                                   MaskAttr mask) {
+  int64_t base = bytesSentPerRank(scheme, s, elementBytes, mask);
+  SequenceLayout computed = schemeLayout(scheme.getKind());
+  if (computed == layout)
+    return base;
+  // Q, K, V move in halves of L/2 rows into the scheme's layout, O back.
+  int64_t half = s.batch * (s.localLen / 2) * elementBytes;
+  int64_t inRow = s.heads * s.headDim + s.kvHeads * (s.headDim + s.valueDim);
+  int64_t outRow = s.heads * s.valueDim;
+  int64_t busiest = 0;
+  for (int64_t r = 0; r < s.groupSize; ++r)
+    busiest = std::max(
+        busiest,
+        relayoutHalvesSent(s.groupSize, r, layout, computed) * inRow +
+            relayoutHalvesSent(s.groupSize, r, computed, layout) * outRow);
+  return base + busiest * half;
+}

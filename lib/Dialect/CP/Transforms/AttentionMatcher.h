@@ -1,0 +1,85 @@
+//===- AttentionMatcher.h - Attention written in linalg or tosa -*- C++ -*-===//
+//
+// Structural recognition of scaled-dot-product attention computed with
+// other dialects' ops, for cp-raise-attention. Matching starts at a
+// candidate contraction (the one with V) and walks up: softmax, the
+// elementwise ops on the scores (scale, masks, transforms), the contraction
+// Q K^T, and the transposes, broadcasts and scalings on Q, K and V. It only
+// recognizes; the pass rewrites. A candidate that stops matching reports
+// where and why (a near miss), so that a pass asked to find attention can
+// say what it found instead.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CP_LIB_DIALECT_CP_TRANSFORMS_ATTENTIONMATCHER_H
+#define CP_LIB_DIALECT_CP_TRANSFORMS_ATTENTIONMATCHER_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <string>
+
+namespace mlir {
+namespace cp {
+
+/// Where a candidate stopped matching and why.
+struct NearMiss {
+  Operation *at = nullptr;
+  std::string reason;
+  /// Stages matched before the miss: the larger, the nearer to attention.
+  unsigned progress = 0;
+};
+
+/// Q, K or V as the matched IR holds it: `[batch..., L, D]` with 0 to 2
+/// batch dims, or `[batch..., D, L]` when `transposed`.
+struct AttentionInput {
+  Value value;
+  bool transposed = false;
+};
+
+/// softmax(score_mod(scale * Q K^T) masked) V found in the IR.
+struct AttentionMatch {
+  /// The contraction with V, whose result the attention replaces.
+  Operation *root = nullptr;
+  /// Every op the attention replaces, root included. None has a user
+  /// outside the set except the root.
+  llvm::SetVector<Operation *> ops;
+  AttentionInput query, key, value;
+  /// K and V hold H / kvGroup heads; query head h reads K/V head
+  /// h / kvGroup (GQA written as a broadcast of K and V).
+  int64_t kvGroup = 1;
+  double scale = 1.0;
+  /// A mask tensor read elementwise with the scores: i1 (true = attend) or
+  /// additive. `dataMaskIsMatrix`: indexed by (q, k) only, else by every
+  /// score dim.
+  Value dataMask;
+  bool dataMaskIsMatrix = false;
+
+  /// The elementwise ops between Q K^T and the softmax as one scalar
+  /// function (score, one index per score dim, data elements) -> score.
+  /// In it, `scaledScore` is score * scale, `transformed` what the
+  /// softmax sees before masking (null when it is `scaledScore`: no
+  /// score_mod), and `maskConditions` the index predicates a score must
+  /// satisfy (the mask_mod's conjuncts).
+  OwningOpRef<func::FuncOp> scoreProgram;
+  Value scaledScore, transformed;
+  SmallVector<Value> maskConditions;
+  /// Rank of the score tensor: [batch..., Lq, Lk].
+  unsigned scoreRank = 0;
+};
+
+/// Matches attention whose contraction with V is `candidate`. `groupSize`
+/// is the CP group the result will run on: a data mask covers only the
+/// local keys, so it is raised only when the group has one process.
+/// On failure `miss` says where and why.
+FailureOr<AttentionMatch> matchAttention(Operation *candidate,
+                                         int64_t groupSize, NearMiss &miss);
+
+/// One sentence naming the forms matchAttention accepts, for diagnostics.
+StringRef describeAttentionForms();
+
+} // namespace cp
+} // namespace mlir
+
+#endif // CP_LIB_DIALECT_CP_TRANSFORMS_ATTENTIONMATCHER_H

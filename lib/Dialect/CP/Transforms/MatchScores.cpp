@@ -1,0 +1,354 @@
+//===- MatchScores.cpp - matcher stage 3: the scores and Q K^T ------------===//
+//
+// The elementwise ops between Q K^T and the softmax, replayed as one
+// scalar program so that the pass can split it into scale, score_mod,
+// mask_mod and a data mask whatever mix of generics and tosa wrote it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "AttentionMatcherStages.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+
+#include <limits>
+
+namespace mlir::cp::matcher {
+
+namespace {
+
+/// Dependencies of a value of the score program.
+enum Depends : unsigned { onScore = 1, onIndex = 2, onData = 4 };
+
+} // namespace
+
+/// Whether `v` is produced from a contraction through elementwise ops.
+static bool reachesContraction(Value v, unsigned depth = 0) {
+  Operation *def = v.getDefiningOp();
+  if (!def || depth > 16)
+    return false;
+  if (asContraction(def))
+    return true;
+  if (auto g = dyn_cast<linalg::GenericOp>(def)) {
+    if (!isElementwise(g))
+      return false;
+    return llvm::any_of(g.getDpsInputs(), [&](Value in) {
+      return reachesContraction(in, depth + 1);
+    });
+  }
+  if (isa<tosa::MulOp, tosa::AddOp, tosa::SelectOp>(def))
+    return llvm::any_of(def->getOperands(), [&](Value in) {
+      return reachesContraction(in, depth + 1);
+    });
+  return false;
+}
+
+LogicalResult Matcher::matchScores(Value x) {
+  // Walk up the elementwise chain to Q K^T.
+  SmallVector<std::pair<Operation *, unsigned>> chain;
+  Value current = x;
+  auto scoreType = cast<RankedTensorType>(x.getType());
+  std::optional<Contraction> qk;
+  while (!(qk = asContraction(current.getDefiningOp()))) {
+    Operation *def = current.getDefiningOp();
+    if (!def)
+      return fail(current.getParentBlock()->getParentOp(),
+                  "the softmax input is not computed from a contraction");
+    // The operand that carries the scores: the one shaped like them that
+    // reaches the contraction.
+    std::optional<unsigned> scoreInput;
+    unsigned numInputs = def->getNumOperands();
+    if (auto g = dyn_cast<linalg::GenericOp>(def)) {
+      if (!isElementwise(g))
+        return fail(g, "an op between Q K^T and the softmax is not "
+                       "elementwise");
+      numInputs = g.getNumDpsInputs();
+    } else if (!isa<tosa::MulOp, tosa::AddOp, tosa::SelectOp>(def)) {
+      return fail(def, "the softmax input comes from '" +
+                           def->getName().getStringRef() +
+                           "', not Q K^T or an elementwise op on it");
+    }
+    for (unsigned i = 0; i < numInputs; ++i) {
+      Value in = def->getOperand(i);
+      if (in.getType() == scoreType && reachesContraction(in)) {
+        if (scoreInput)
+          return fail(def, "two operands of an elementwise op on the scores "
+                           "come from contractions");
+        scoreInput = i;
+      }
+    }
+    if (!scoreInput)
+      return fail(def, "the softmax input is not computed from a "
+                       "contraction");
+    chain.push_back({def, *scoreInput});
+    current = def->getOperand(*scoreInput);
+  }
+  if (qk->outDims.size() != rankOf(x))
+    return fail(qk->op, "Q K^T and P V have different ranks");
+  if (!startsFromZero(*qk))
+    return fail(qk->op, "Q K^T accumulates into an init that is not zero");
+  m.ops.insert(qk->op);
+  for (auto [op, input] : chain)
+    m.ops.insert(op);
+  m.scoreRank = rankOf(x);
+  std::reverse(chain.begin(), chain.end());
+
+  // The elementwise ops as one scalar program.
+  MLIRContext *ctx = x.getContext();
+  OpBuilder b(ctx);
+  Type element = scoreType.getElementType();
+  SmallVector<Type> argTypes{element};
+  argTypes.append(m.scoreRank, b.getIndexType());
+  m.scoreProgram = func::FuncOp::create(b, x.getLoc(), "score_program",
+                                        b.getFunctionType(argTypes, element));
+  program = m.scoreProgram->addEntryBlock();
+  b.setInsertionPointToStart(program);
+  Value score = program->getArgument(0);
+  for (auto [op, input] : chain) {
+    LogicalResult replayed =
+        isa<linalg::GenericOp>(op)
+            ? replayGeneric(cast<linalg::GenericOp>(op), input, b, score)
+            : replayTosa(op, input, b, score);
+    if (failed(replayed))
+      return failure();
+  }
+  func::ReturnOp::create(b, x.getLoc(), score);
+  m.scoreProgram->setFunctionType(
+      b.getFunctionType(program->getArgumentTypes(), element));
+  if (failed(splitScoreProgram()))
+    return failure();
+  ++progress;
+  return matchOperands(*qk);
+}
+
+/// The program argument standing for `tensor` read through `map`.
+Value Matcher::dataArgument(Value tensor, AffineMap map, OpBuilder &b) {
+  for (auto &[key, arg] : dataArgs)
+    if (key.first == tensor && key.second == map)
+      return arg;
+  Value arg = program->addArgument(
+      cast<ShapedType>(tensor.getType()).getElementType(), tensor.getLoc());
+  dataArgs.push_back({{tensor, map}, arg});
+  return arg;
+}
+
+LogicalResult Matcher::replayGeneric(linalg::GenericOp g, unsigned scoreInput,
+                                     OpBuilder &b, Value &current) {
+  Block *body = g.getBody();
+  IRMapping mapping;
+  SmallVector<AffineMap> maps = g.getIndexingMapsArray();
+  for (unsigned i = 0; i < g.getNumDpsInputs(); ++i) {
+    Value in = g.getDpsInputs()[i];
+    if (i == scoreInput) {
+      if (!isIdentity(maps[i], m.scoreRank))
+        return fail(g, "the scores are read through a non-identity map");
+      mapping.map(body->getArgument(i), current);
+    } else {
+      mapping.map(body->getArgument(i), dataArgument(in, maps[i], b));
+    }
+  }
+  if (!body->getArgument(g.getNumDpsInputs()).use_empty())
+    return fail(g, "an elementwise op on the scores reads its output");
+  for (Operation &op : body->without_terminator()) {
+    if (auto index = dyn_cast<linalg::IndexOp>(op)) {
+      mapping.map(index.getResult(), program->getArgument(1 + index.getDim()));
+      continue;
+    }
+    if (op.getNumRegions() != 0)
+      return fail(g, "an elementwise op on the scores holds '" +
+                         op.getName().getStringRef() + "', an op with regions");
+    for (Value operand : op.getOperands()) {
+      if (mapping.contains(operand) || operand.getParentBlock() == body)
+        continue;
+      // A value captured from outside: only constants can be replayed.
+      Operation *def = operand.getDefiningOp();
+      if (!def || !matchPattern(operand, m_Constant()))
+        return fail(g, "an elementwise op on the scores reads a value from "
+                       "outside that is not a constant");
+      mapping.map(operand, b.clone(*def)->getResult(0));
+    }
+    b.clone(op, mapping);
+  }
+  current = mapping.lookup(yielded(g));
+  return success();
+}
+
+LogicalResult Matcher::replayTosa(Operation *op, unsigned scoreInput,
+                                  OpBuilder &b, Value &current) {
+  Location loc = op->getLoc();
+  auto scoreType = cast<RankedTensorType>(op->getResult(0).getType());
+  Type element = scoreType.getElementType();
+  AffineMap identity =
+      AffineMap::getMultiDimIdentityMap(scoreType.getRank(), op->getContext());
+  // An operand other than the scores: a splat constant or a tensor shaped
+  // like the scores.
+  auto other = [&](Value v) -> Value {
+    if (std::optional<double> c = constantFloat(v))
+      return arith::ConstantOp::create(b, loc, element,
+                                       b.getFloatAttr(element, *c));
+    if (v.getType() == scoreType ||
+        (cast<ShapedType>(v.getType()).getShape() == scoreType.getShape()))
+      return dataArgument(v, identity, b);
+    return Value();
+  };
+  if (auto mul = dyn_cast<tosa::MulOp>(op)) {
+    if (!hasZeroShift(mul))
+      return fail(op, "tosa.mul with a non-zero shift");
+    Value c = other(op->getOperand(1 - scoreInput));
+    if (!c)
+      return fail(op, "tosa.mul of the scores by a broadcast tensor");
+    current = arith::MulFOp::create(b, loc, current, c);
+    return success();
+  }
+  if (isa<tosa::AddOp>(op)) {
+    Value c = other(op->getOperand(1 - scoreInput));
+    if (!c)
+      return fail(op, "tosa.add of a broadcast tensor to the scores");
+    current = arith::AddFOp::create(b, loc, current, c);
+    return success();
+  }
+  auto select = cast<tosa::SelectOp>(op);
+  if (scoreInput != 1)
+    return fail(op, "tosa.select keeps the scores where the mask is false");
+  if (!isNegInf(select.getOnFalse()))
+    return fail(op, "tosa.select fills masked scores with a value other "
+                    "than -inf");
+  Value keep = other(select.getPred());
+  if (!keep)
+    return fail(op, "tosa.select with a broadcast mask");
+  Value fill = arith::ConstantOp::create(
+      b, loc, element,
+      b.getFloatAttr(element, -std::numeric_limits<double>::infinity()));
+  current = arith::SelectOp::create(b, loc, keep, current, fill);
+  return success();
+}
+
+unsigned Matcher::dependencies(Value v) {
+  auto it = dependencyCache.find(v);
+  if (it != dependencyCache.end())
+    return it->second;
+  unsigned deps = 0;
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    unsigned n = arg.getArgNumber();
+    deps = n == 0 ? onScore : n <= m.scoreRank ? onIndex : onData;
+  } else {
+    for (Value operand : v.getDefiningOp()->getOperands())
+      deps |= dependencies(operand);
+  }
+  dependencyCache[v] = deps;
+  return deps;
+}
+
+/// Peels the masks off the program's result (select(c, s, -inf), s + bias),
+/// then the scale off its argument; what is left between is the score_mod.
+LogicalResult Matcher::splitScoreProgram() {
+  Value score = program->getArgument(0);
+  Value result = program->getTerminator()->getOperand(0);
+  Operation *at = m.root;
+  auto isDataArg = [&](Value v) {
+    auto arg = dyn_cast<BlockArgument>(v);
+    return arg && arg.getOwner() == program && arg.getArgNumber() > m.scoreRank;
+  };
+  auto tensorOf = [&](Value arg) -> std::pair<Value, AffineMap> {
+    for (auto &[key, a] : dataArgs)
+      if (a == arg)
+        return key;
+    return {};
+  };
+  auto setDataMask = [&](Value arg) -> LogicalResult {
+    if (m.dataMask)
+      return fail(at, "the scores have two data masks; cp.attention takes "
+                      "one");
+    auto [tensor, map] = tensorOf(arg);
+    unsigned rank = m.scoreRank;
+    MLIRContext *ctx = map.getContext();
+    AffineMap matrix = AffineMap::get(
+        rank, 0,
+        {getAffineDimExpr(rank - 2, ctx), getAffineDimExpr(rank - 1, ctx)},
+        ctx);
+    if (map == matrix)
+      m.dataMaskIsMatrix = true;
+    else if (!isIdentity(map, rank))
+      return fail(at, "the data mask is indexed by neither (q, k) nor every "
+                      "score dim");
+    auto type = cast<RankedTensorType>(tensor.getType());
+    int64_t keys = type.getShape().back();
+    if (groupSize != 1)
+      return fail(at, "the mask tensor covers the " + Twine(keys) +
+                          " local keys; on a CP group of " + Twine(groupSize) +
+                          " a mask must cover all " + Twine(keys * groupSize) +
+                          " global keys: build it from linalg.index (raised "
+                          "to a mask on global positions) or pass the "
+                          "global mask to cp.attention directly");
+    m.dataMask = tensor;
+    return success();
+  };
+
+  while (true) {
+    if (auto select = result.getDefiningOp<arith::SelectOp>()) {
+      if (isNegInf(select.getFalseValue()) &&
+          !(dependencies(select.getCondition()) & onScore)) {
+        Value c = select.getCondition();
+        unsigned deps = dependencies(c);
+        if (deps == onIndex || deps == 0)
+          m.maskConditions.push_back(c);
+        else if (isDataArg(c) && c.getType().isInteger(1)) {
+          if (failed(setDataMask(c)))
+            return failure();
+        } else {
+          return fail(at, "a mask condition mixes mask data with positions");
+        }
+        result = select.getTrueValue();
+        continue;
+      }
+    }
+    if (auto add = result.getDefiningOp<arith::AddFOp>()) {
+      Value bias = isDataArg(add.getRhs())   ? add.getRhs()
+                   : isDataArg(add.getLhs()) ? add.getLhs()
+                                             : Value();
+      if (bias) {
+        if (failed(setDataMask(bias)))
+          return failure();
+        result = bias == add.getRhs() ? add.getLhs() : add.getRhs();
+        continue;
+      }
+    }
+    break;
+  }
+
+  // scale: score * c, c * score or score / c, the score's only use.
+  m.scaledScore = score;
+  if (score.hasOneUse()) {
+    Operation *user = *score.getUsers().begin();
+    Value c;
+    if (isa<arith::MulFOp>(user))
+      c = user->getOperand(user->getOperand(0) == score ? 1 : 0);
+    else if (isa<arith::DivFOp>(user) && user->getOperand(0) == score)
+      c = user->getOperand(1);
+    if (std::optional<double> value = c ? constantFloat(c) : std::nullopt) {
+      m.scale = isa<arith::DivFOp>(user) ? 1.0 / *value : *value;
+      m.scaledScore = user->getResult(0);
+    }
+  }
+  if (result != m.scaledScore) {
+    unsigned deps = dependencies(result);
+    if (deps & onData)
+      return fail(at, "the score transform reads a tensor; only transforms "
+                      "of the score and its positions are raised");
+    if (!(deps & onScore))
+      return fail(at, "the scores are replaced by a value that does not "
+                      "depend on them");
+    if (!m.scaledScore.getType().isF32())
+      return fail(at, "a score transform on " +
+                          typeName(m.scaledScore.getType()) +
+                          " scores; score_mod takes f32");
+    m.transformed = result;
+  }
+  return success();
+}
+
+} // namespace mlir::cp::matcher

@@ -1,0 +1,237 @@
+//===- MatchSoftmax.cpp - matcher stage 2: P as a softmax -----------------===//
+//
+// P as a softmax over the key dim, in each of the forms the frontends
+// emit; what the softmax normalizes becomes the scores that stage 3 walks.
+//
+//===----------------------------------------------------------------------===//
+
+#include "AttentionMatcherStages.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
+
+#include <limits>
+
+namespace mlir::cp::matcher {
+
+LogicalResult Matcher::matchSoftmax(Value p, Value &x) {
+  unsigned rank = rankOf(p);
+  if (auto softmax = p.getDefiningOp<linalg::SoftmaxOp>()) {
+    if (softmax.getDimension() != rank - 1)
+      return fail(softmax, "linalg.softmax normalizes dim " +
+                               Twine(softmax.getDimension()) +
+                               ", not the key dim " + Twine(rank - 1));
+    m.ops.insert(softmax);
+    x = softmax.getInput();
+    return success();
+  }
+  Value e, rowSum, rowMax, sumInput;
+  if (failed(matchNormalization(p, e, rowSum)) ||
+      failed(matchRowReduction(rowSum, /*isMax=*/false, sumInput)))
+    return failure();
+  if (sumInput != e)
+    return fail(rowSum.getDefiningOp(),
+                "the softmax sums a different tensor than it divides");
+  if (failed(matchExpOfShifted(e, x, rowMax)))
+    return failure();
+  Value maxInput;
+  if (failed(matchRowReduction(rowMax, /*isMax=*/true, maxInput)))
+    return failure();
+  if (maxInput != x)
+    return fail(rowMax.getDefiningOp(),
+                "the softmax subtracts the max of a different tensor");
+  return success();
+}
+
+/// p = e / rowSum (divf generic, mulf by a reciprocal generic, or
+/// tosa.mul by tosa.reciprocal).
+LogicalResult Matcher::matchNormalization(Value p, Value &e, Value &rowSum) {
+  Operation *def = p.getDefiningOp();
+  unsigned rank = rankOf(p);
+  if (auto mul = dyn_cast_or_null<tosa::MulOp>(def)) {
+    if (!hasZeroShift(mul))
+      return fail(mul, "tosa.mul with a non-zero shift");
+    for (auto [a, b] : {std::pair(mul.getInput1(), mul.getInput2()),
+                        std::pair(mul.getInput2(), mul.getInput1())}) {
+      if (auto reciprocal = b.getDefiningOp<tosa::ReciprocalOp>()) {
+        m.ops.insert(mul);
+        m.ops.insert(reciprocal);
+        e = a;
+        rowSum = reciprocal.getInput1();
+        return success();
+      }
+    }
+    return fail(mul, "P is a tosa.mul, but not by a tosa.reciprocal of the "
+                     "row sum");
+  }
+  auto g = dyn_cast_or_null<linalg::GenericOp>(def);
+  if (!g || !isElementwise(g) || g.getNumDpsInputs() != 2)
+    return failBefore(def ? def : p.getParentBlock()->getParentOp(),
+                      "P is not a softmax (linalg.softmax, a division by the "
+                      "row sum, or tosa.mul by a reciprocal)");
+  SmallVector<AffineMap> maps = g.getIndexingMapsArray();
+  if (!isIdentity(maps[0], rank) || !isRowBroadcast(maps[1], rank))
+    return fail(g, "the softmax division does not divide each score by its "
+                   "row's value");
+  if (yieldsBinary<arith::DivFOp>(g, 0, 1, /*commutative=*/false)) {
+    m.ops.insert(g);
+    e = g.getDpsInputs()[0];
+    rowSum = g.getDpsInputs()[1];
+    return success();
+  }
+  if (yieldsBinary<arith::MulFOp>(g, 0, 1, /*commutative=*/true)) {
+    // rowSum reciprocal as its own generic: 1 / z.
+    auto inv = g.getDpsInputs()[1].getDefiningOp<linalg::GenericOp>();
+    if (inv && isElementwise(inv) && inv.getNumDpsInputs() == 1 &&
+        isIdentity(inv.getIndexingMapsArray()[0], rank - 1)) {
+      auto div = yielded(inv).getDefiningOp<arith::DivFOp>();
+      if (div && isConstant(div.getLhs(), 1.0) && isArg(div.getRhs(), inv, 0) &&
+          inv.getBody()->getOperations().size() == 2) {
+        m.ops.insert(g);
+        m.ops.insert(inv);
+        e = g.getDpsInputs()[0];
+        rowSum = inv.getDpsInputs()[0];
+        return success();
+      }
+    }
+    return fail(g, "the softmax multiplies by something other than the "
+                   "reciprocal of the row sum");
+  }
+  return fail(g, "the generic producing P is not e / rowsum");
+}
+
+/// v = max (isMax) or sum over the last dim of `input`: a reduction
+/// generic or linalg.reduce from -inf / 0, or tosa.reduce_max / _sum.
+LogicalResult Matcher::matchRowReduction(Value v, bool isMax, Value &input) {
+  StringRef what = isMax ? "row max" : "row sum";
+  Operation *def = v.getDefiningOp();
+  auto wrongDim = [&](int64_t dim, unsigned rank) {
+    return fail(def, Twine("the softmax's ") + what + " reduces dim " +
+                         Twine(dim) + ", not the key dim " + Twine(rank - 1));
+  };
+  if (isa_and_nonnull<tosa::ReduceMaxOp, tosa::ReduceSumOp>(def)) {
+    if (isa<tosa::ReduceMaxOp>(def) != isMax)
+      return fail(def, Twine("expected the ") + what + ", found " +
+                           def->getName().getStringRef());
+    input = def->getOperand(0);
+    auto axis = def->getAttrOfType<IntegerAttr>("axis").getInt();
+    if (axis != rankOf(input) - 1)
+      return wrongDim(axis, rankOf(input));
+    m.ops.insert(def);
+    return success();
+  }
+  auto combinerIs = [&](Block &body, unsigned in, unsigned acc) {
+    Operation *terminator = body.getTerminator();
+    if (terminator->getNumOperands() != 1 || body.getOperations().size() != 2)
+      return false;
+    Operation *op = terminator->getOperand(0).getDefiningOp();
+    if (!op || op->getNumOperands() != 2)
+      return false;
+    bool kind = isMax ? isa<arith::MaximumFOp, arith::MaxNumFOp>(op)
+                      : isa<arith::AddFOp>(op);
+    Value a = body.getArgument(in), b = body.getArgument(acc);
+    return kind && ((op->getOperand(0) == a && op->getOperand(1) == b) ||
+                    (op->getOperand(0) == b && op->getOperand(1) == a));
+  };
+  double start = isMax ? -std::numeric_limits<double>::infinity() : 0.0;
+  // The combiner and the init of a reduction op.
+  auto checkCombiner = [&](Operation *op, Block &body,
+                           Value init) -> LogicalResult {
+    if (!combinerIs(body, 0, 1))
+      return fail(op, Twine("the ") + what + " does not combine with " +
+                          (isMax ? "maximumf" : "addf"));
+    if (!isFilledWith(init, start))
+      return fail(op, Twine("the ") + what + " does not start from " +
+                          (isMax ? "-inf" : "0"));
+    m.ops.insert(op);
+    return success();
+  };
+  if (auto reduce = dyn_cast_or_null<linalg::ReduceOp>(def)) {
+    if (reduce.getInputs().size() != 1 || reduce.getDimensions().size() != 1)
+      return fail(reduce, Twine("the ") + what +
+                              " is a linalg.reduce of several inputs or dims");
+    input = reduce.getInputs()[0];
+    unsigned rank = rankOf(input);
+    if (reduce.getDimensions()[0] != rank - 1)
+      return wrongDim(reduce.getDimensions()[0], rank);
+    return checkCombiner(reduce, reduce.getCombiner().front(),
+                         reduce.getInits()[0]);
+  }
+  auto g = dyn_cast_or_null<linalg::GenericOp>(def);
+  if (!g || g.getNumDpsInputs() != 1 || g.getNumDpsInits() != 1)
+    return fail(def ? def : v.getParentBlock()->getParentOp(),
+                Twine("the softmax's ") + what + " is not a reduction");
+  input = g.getDpsInputs()[0];
+  unsigned rank = rankOf(input);
+  SmallVector<utils::IteratorType> iterators = g.getIteratorTypesArray();
+  SmallVector<AffineMap> maps = g.getIndexingMapsArray();
+  if (iterators.size() != rank ||
+      llvm::count(iterators, utils::IteratorType::reduction) != 1 ||
+      !isIdentity(maps[0], rank))
+    return fail(g, Twine("the softmax's ") + what +
+                       " is not a one-dim reduction of the scores");
+  auto dim = static_cast<int64_t>(
+      llvm::find(iterators, utils::IteratorType::reduction) -
+      iterators.begin());
+  if (dim != rank - 1 || !isRowBroadcast(maps[1], rank))
+    return wrongDim(dim, rank);
+  return checkCombiner(g, *g.getBody(), g.getDpsInits()[0]);
+}
+
+/// e = exp(x - rowMax): one generic, a sub generic then an exp generic, or
+/// tosa.exp of tosa.sub.
+LogicalResult Matcher::matchExpOfShifted(Value e, Value &x, Value &rowMax) {
+  Operation *def = e.getDefiningOp();
+  unsigned rank = rankOf(e);
+  const char *noShift =
+      "the softmax exponentiates the scores without subtracting the row max";
+  if (auto exp = dyn_cast_or_null<tosa::ExpOp>(def)) {
+    auto sub = exp.getInput1().getDefiningOp<tosa::SubOp>();
+    if (!sub)
+      return fail(exp, noShift);
+    m.ops.insert(exp);
+    m.ops.insert(sub);
+    x = sub.getInput1();
+    rowMax = sub.getInput2();
+    return success();
+  }
+  auto g = dyn_cast_or_null<linalg::GenericOp>(def);
+  if (!g || !isElementwise(g))
+    return fail(def ? def : e.getParentBlock()->getParentOp(),
+                "the softmax numerator is not exp(scores - row max)");
+  auto exp = yielded(g).getDefiningOp<math::ExpOp>();
+  if (!exp)
+    return fail(g, "the softmax numerator is not an exp");
+  SmallVector<AffineMap> maps = g.getIndexingMapsArray();
+  // exp(sub(x, max)) in one body.
+  if (auto sub = exp.getOperand().getDefiningOp<arith::SubFOp>()) {
+    if (g.getNumDpsInputs() == 2 && isIdentity(maps[0], rank) &&
+        isRowBroadcast(maps[1], rank) && isArg(sub.getLhs(), g, 0) &&
+        isArg(sub.getRhs(), g, 1) && g.getBody()->getOperations().size() == 3) {
+      m.ops.insert(g);
+      x = g.getDpsInputs()[0];
+      rowMax = g.getDpsInputs()[1];
+      return success();
+    }
+    return fail(g, "the softmax subtracts something other than the row max");
+  }
+  if (g.getNumDpsInputs() != 1 || !isArg(exp.getOperand(), g, 0) ||
+      !isIdentity(maps[0], rank) || g.getBody()->getOperations().size() != 2)
+    return fail(g, "the softmax numerator is not exp(scores - row max)");
+  auto sub = g.getDpsInputs()[0].getDefiningOp<linalg::GenericOp>();
+  if (!sub || !isElementwise(sub) || sub.getNumDpsInputs() != 2 ||
+      !yieldsBinary<arith::SubFOp>(sub, 0, 1, /*commutative=*/false))
+    return fail(g, noShift);
+  SmallVector<AffineMap> subMaps = sub.getIndexingMapsArray();
+  if (!isIdentity(subMaps[0], rank) || !isRowBroadcast(subMaps[1], rank))
+    return fail(sub, "the softmax subtracts something other than a per-row "
+                     "value");
+  m.ops.insert(g);
+  m.ops.insert(sub);
+  x = sub.getDpsInputs()[0];
+  rowMax = sub.getDpsInputs()[1];
+  return success();
+}
+
+} // namespace mlir::cp::matcher

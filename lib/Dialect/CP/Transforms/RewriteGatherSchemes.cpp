@@ -1,0 +1,87 @@
+//===- RewriteGatherSchemes.cpp - allgather, ulysses, hybrid, head_tail ---===//
+//
+// The schemes that attend to the whole K/V at once, gathered (allgather,
+// head_tail, hybrid's outer group) or traded for a head split (ulysses).
+//
+//===----------------------------------------------------------------------===//
+
+#include "SchemeBuilder.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace mlir::cp;
+using namespace mlir::cp::detail;
+
+Value SchemeBuilder::rewriteAllGather(const Group &cp) {
+  Value k = allGather(cp, key, kSeqDim);
+  Value v = allGather(cp, value, kSeqDim);
+  Value qOffset = mul(cp.index, shape.localLen);
+  Value m = mask;
+  if (m && !maskIsLocal(m))
+    m = sliceGlobalMask(m, qOffset, shape.localLen, b.getIndexAttr(0),
+                        shape.heads);
+  return localAttention(query, k, v, qOffset, index(0), m);
+}
+
+/// Ulysses over `inner`; with `outer` (hybrid), K/V are then all-gathered
+/// across `outer` and the local queries start at outer.index * u * L.
+Value SchemeBuilder::rewriteUlysses(const Group &inner, const Group *outer) {
+  auto toHeads = [&](Value x) {
+    return allToAll(inner, x, kHeadsDim, kSeqDim);
+  };
+  Value q = toHeads(query);
+  Value k = toHeads(key);
+  Value v = toHeads(value);
+  int64_t blockLen = inner.size * shape.localLen;
+  Value qOffset = index(0);
+  if (outer) {
+    k = allGather(*outer, k, kSeqDim);
+    v = allGather(*outer, v, kSeqDim);
+    qOffset = mul(outer->index, blockLen);
+  }
+  int64_t localHeads = shape.heads / inner.size;
+  Value m = mask;
+  if (m && maskIsLocal(m)) {
+    int64_t rows = maskRowDim(m);
+    m = maskHasHeads(m) ? allToAll(inner, m, kHeadsDim, rows)
+                        : allGather(inner, m, rows);
+  } else if (m) {
+    m = sliceGlobalMask(m, qOffset, blockLen, mul(inner.index, localHeads),
+                        localHeads);
+  }
+  if (hasModRegions())
+    headOffset = mul(inner.index, localHeads);
+  Value out = localAttention(q, k, v, qOffset, index(0), m);
+  return allToAll(inner, out, kSeqDim, kHeadsDim);
+}
+
+Value SchemeBuilder::rewriteHeadTail(const Group &cp) {
+  int64_t len = shape.localLen, half = len / 2;
+  Value peer = arith::SubIOp::create(b, loc, index(cp.size - 1), cp.index);
+  Value keepOffset = mul(cp.index, len);
+  Value peerOffset = add(mul(peer, len), half);
+
+  Value keepQ = slice(query, kSeqDim, b.getIndexAttr(0), half);
+  Value peerQ =
+      exchangeMirror(cp, slice(query, kSeqDim, b.getIndexAttr(half), half));
+  Value k = allGather(cp, key, kSeqDim);
+  Value v = allGather(cp, value, kSeqDim);
+
+  Value keepMask, peerMask;
+  if (mask) {
+    int64_t rows = maskRowDim(mask);
+    if (maskIsLocal(mask)) {
+      keepMask = slice(mask, rows, b.getIndexAttr(0), half);
+      peerMask =
+          exchangeMirror(cp, slice(mask, rows, b.getIndexAttr(half), half));
+    } else {
+      keepMask = slice(mask, rows, keepOffset, half);
+      peerMask = slice(mask, rows, peerOffset, half);
+    }
+  }
+  Value keepOut = localAttention(keepQ, k, v, keepOffset, index(0), keepMask);
+  Value peerOut = localAttention(peerQ, k, v, peerOffset, index(0), peerMask);
+  Value tailOut = exchangeMirror(cp, peerOut);
+  return tensor::ConcatOp::create(b, loc, op.getType(), kSeqDim,
+                                  ValueRange{keepOut, tailOut});
+}

@@ -1,0 +1,162 @@
+//===- SchemeBuilder.h - the ops that replace one cp.attention --*- C++ -*-===//
+//
+// What cp-apply-scheme builds schemes from: process groups, collectives,
+// slices and local attentions at global offsets. The rewrite* members are
+// the schemes, in RewriteGatherSchemes.cpp and RewriteRingSchemes.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CP_LIB_DIALECT_CP_TRANSFORMS_SCHEMEBUILDER_H
+#define CP_LIB_DIALECT_CP_TRANSFORMS_SCHEMEBUILDER_H
+
+#include "cp/Dialect/CP/IR/CPOps.h"
+#include "cp/Dialect/CP/IR/SchemeConstraints.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::cp::detail {
+
+constexpr int64_t kHeadsDim = 1;
+constexpr int64_t kSeqDim = 2;
+
+/// A process group: `axes` of the grid named `grid`, with `size` processes,
+/// and this process's index in it (row-major over `axes`).
+struct Group {
+  FlatSymbolRefAttr grid;
+  SmallVector<int16_t> axes;
+  int64_t size;
+  Value index;
+};
+
+/// Builds the ops that replace one cp.attention. One instance per op.
+class SchemeBuilder {
+public:
+  SchemeBuilder(AttentionOp op, const AttentionShape &shape)
+      : op(op), b(op), loc(op.getLoc()), shape(shape), query(op.getQuery()),
+        key(op.getKey()), value(op.getValue()), mask(op.getExplicitMask()) {}
+
+  Value index(int64_t value) {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  }
+  Value mul(Value x, int64_t c) {
+    return arith::MulIOp::create(b, loc, x, index(c));
+  }
+  Value add(Value x, int64_t c) {
+    return arith::AddIOp::create(b, loc, x, index(c));
+  }
+
+  /// This process's index in `axes` of `grid` (0 for a group of size 1).
+  Value groupIndex(FlatSymbolRefAttr grid, ArrayRef<int16_t> axes,
+                   ArrayRef<int64_t> axisSizes);
+
+  static RankedTensorType withDim(Value v, int64_t dim, int64_t size) {
+    return withDim(cast<RankedTensorType>(v.getType()), dim, size);
+  }
+  static RankedTensorType withDim(RankedTensorType type, int64_t dim,
+                                  int64_t size) {
+    SmallVector<int64_t> shape(type.getShape());
+    shape[dim] = size;
+    return type.clone(shape);
+  }
+  /// The query-row dim of an explicit mask ([Lq, S] or [B, H, Lq, S]).
+  static int64_t maskRowDim(Value mask) {
+    return cast<RankedTensorType>(mask.getType()).getRank() - 2;
+  }
+  static int64_t dimOf(Value v, int64_t dim) {
+    return cast<RankedTensorType>(v.getType()).getDimSize(dim);
+  }
+
+  /// `size` rows of `v` along `dim` starting at `offset`.
+  Value slice(Value v, int64_t dim, OpFoldResult offset, int64_t size);
+
+  Value allGather(const Group &g, Value v, int64_t dim) {
+    return AllGatherOp::create(b, loc, withDim(v, dim, dimOf(v, dim) * g.size),
+                               v, g.grid.getValue(), g.axes, dim);
+  }
+  Value allToAll(const Group &g, Value v, int64_t split, int64_t concat) {
+    RankedTensorType type = withDim(withDim(v, split, dimOf(v, split) / g.size),
+                                    concat, dimOf(v, concat) * g.size);
+    return AllToAllOp::create(b, loc, type, v, g.grid.getValue(), g.axes, split,
+                              concat);
+  }
+  Value exchangeMirror(const Group &g, Value v) {
+    return ExchangeOp::create(b, loc, v, g.grid.getValue(), g.axes,
+                              PartnerKind::mirror);
+  }
+  Value shift(const Group &g, Value v) {
+    return ShiftOp::create(b, loc, v, g.grid.getValue(), g.axes, 1);
+  }
+  Value relayout(const Group &g, Value v, int64_t seqAxis, SequenceLayout from,
+                 SequenceLayout to) {
+    return RelayoutOp::create(b, loc, v, g.grid.getValue(), g.axes, seqAxis,
+                              from, to);
+  }
+
+  /// The operands in the scheme's layout: Q, K, V and a mask with a local
+  /// query extent are converted when the op's layout differs.
+  void convertOperandsTo(const Group &g, SequenceLayout to);
+  /// Replaces the op with `out`, converted back to the op's layout.
+  void finish(const Group &g, Value out, SequenceLayout computedIn);
+
+  /// Local attention of `q` against `k`/`v` at global offsets, carrying the
+  /// op's mask kind and scale, marked with the scheme and its traffic.
+  Value localAttention(Value q, Value k, Value v, Value qOffset, Value kvOffset,
+                       Value mask);
+  /// Marks a local attention with the scheme and its traffic, and gives it
+  /// the op's mask_mod and score_mod: they are written on global positions,
+  /// which the local op's offsets (and head offset) supply.
+  void mark(LocalAttentionOp attention);
+  bool hasModRegions() {
+    return !op.getMaskMod().empty() || !op.getScoreMod().empty();
+  }
+
+  /// A partial result: the f32 output and log-sum-exp of some queries
+  /// against some keys.
+  struct Partial {
+    Value out, lse;
+  };
+  Partial partialAttention(Value q, Value k, Value v, Value qOffset,
+                           Value kvOffset, Value mask);
+  /// What a fully masked block contributes: output 0, lse -inf.
+  Partial emptyPartial(Partial like);
+  Partial merge(Partial a, Partial c) {
+    auto merged = MergeOp::create(b, loc, a.out, a.lse, c.out, c.lse);
+    return {merged.getOutput(), merged.getLse()};
+  }
+  /// `f32` rounded to the op's element type (a no-op for f32).
+  Value toStorageType(Value f32);
+
+  /// Rows [start, start + count) of an explicit mask given with the global
+  /// query extent, and heads [h0, h0 + hCount) when it has one per head.
+  Value sliceGlobalMask(Value mask, OpFoldResult start, int64_t count,
+                        OpFoldResult h0, int64_t hCount);
+  bool maskHasHeads(Value mask) const {
+    auto type = cast<RankedTensorType>(mask.getType());
+    return type.getRank() == 4 && type.getDimSize(kHeadsDim) == shape.heads &&
+           shape.heads != 1;
+  }
+  bool maskIsLocal(Value mask) const {
+    return dimOf(mask, maskRowDim(mask)) == shape.localLen;
+  }
+
+  Value rewriteAllGather(const Group &cp);
+  Value rewriteUlysses(const Group &inner, const Group *outer);
+  Value rewriteHeadTail(const Group &cp);
+  Value rewriteRing(const Group &cp, bool zigzag);
+
+  AttentionOp op;
+  OpBuilder b;
+  Location loc;
+  AttentionShape shape;
+  SchemeAttr scheme;
+  int64_t bytesPerRank = 0;
+  /// The op's operands, in the layout the scheme computes in.
+  Value query, key, value, mask;
+  /// The global index of the first head local attentions compute, for mod
+  /// regions (null: 0).
+  Value headOffset;
+};
+
+} // namespace mlir::cp::detail
+
+#endif // CP_LIB_DIALECT_CP_TRANSFORMS_SCHEMEBUILDER_H

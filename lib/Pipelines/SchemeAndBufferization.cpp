@@ -1,0 +1,42 @@
+//===- SchemeAndBufferization.cpp - the pipelines' common head ------------===//
+//
+// Both lowering pipelines start from cp tensor IR the same way: resolve
+// `auto`, apply the schemes, then bufferize with the results as
+// out-parameters, which is the C ABI that cp-compile's callers use.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cp/Dialect/CP/Transforms/Passes.h"
+#include "cp/Pipelines/Pipelines.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace mlir::cp;
+
+void mlir::cp::buildSchemeAndBufferizationPipeline(OpPassManager &pm,
+                                                   const SchemeOption &scheme,
+                                                   StringRef machine) {
+  ChooseSchemePassOptions choose;
+  choose.machine = machine.str();
+  choose.scheme = scheme;
+  pm.addPass(createChooseSchemePass(choose));
+  ApplySchemePassOptions apply;
+  apply.scheme = scheme;
+  pm.addPass(createApplySchemePass(apply));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  bufferization::BufferResultsToOutParamsPassOptions outParams;
+  outParams.hoistStaticAllocs = true;
+  outParams.modifyPublicFunctions = true;
+  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  pm.addPass(createCanonicalizerPass());
+  bufferization::buildBufferDeallocationPipeline(pm);
+}

@@ -1,0 +1,3 @@
+// The runtime never uses MLIR.
+#include "cp/Runtime/cp_runtime.h"
+#include "mlir/IR/Builders.h"

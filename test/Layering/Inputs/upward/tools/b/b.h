@@ -1,0 +1,1 @@
+// A private header of tool b.

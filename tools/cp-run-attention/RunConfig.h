@@ -1,0 +1,102 @@
+//===- RunConfig.h - what one cp-run-attention run checks -------*- C++ -*-===//
+//
+// The attention shape, element type and layout of a run and its cases (mask
+// kinds), as the command line gives them; the IR emitter, the host data and
+// the runner all read them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CP_TOOLS_CPRUNATTENTION_RUNCONFIG_H
+#define CP_TOOLS_CPRUNATTENTION_RUNCONFIG_H
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace cp::run {
+
+enum class ElementType { f32, f16, bf16 };
+
+/// How one case masks attention: a structured mask on the op, and an
+/// explicit mask operand given with the global or the local query extent.
+struct Case {
+  std::string name;
+  std::string structured = "none"; // none, causal, window
+  int64_t window = 0;
+  enum class Explicit {
+    none,
+    globalBool,
+    localBool,
+    globalBias
+  } explicitMask = Explicit::none;
+  /// Also return and check the per-row log-sum-exp (cp.local_attention's
+  /// second result; single process only).
+  bool lse = false;
+  /// Global positions of the first query row and key column; with +lse the
+  /// structured mask is evaluated at (qOffset + i, kvOffset + j).
+  int64_t qOffset = 0, kvOffset = 0;
+  /// With +lse: attend the two halves of the keys separately and combine
+  /// them with cp.merge.
+  bool merge = false;
+  /// Flex-style regions on cp.attention: a document mask_mod over segment
+  /// ids of the global sequence (an extra operand), a causal mask written
+  /// as a mask_mod, and score_mods (tanh soft-capping at `softcap`, ALiBi).
+  bool document = false;
+  bool causalModRegion = false;
+  double softcap = 0;
+  bool alibi = false;
+
+  bool hasModRegions() const {
+    return document || causalModRegion || softcap > 0 || alibi;
+  }
+};
+
+struct Config {
+  int64_t p = 1, batch = 1, heads = 8, kvHeads = 2, seq = 64, headDim = 16,
+          valueDim = 16;
+  ElementType type = ElementType::f32;
+  std::vector<Case> cases;
+  std::string lib, scheme;
+  bool emitMlir = false;
+  std::optional<double> tolerance;
+  std::optional<int64_t> expectBytes;
+  int repeat = 1;
+  /// Run on device buffers (a program compiled with cp-compile --target=nvvm).
+  bool gpu = false;
+  /// The op's layout: rank r holds chunks r and 2P-1-r of 2P chunks.
+  bool zigzag = false;
+
+  int64_t localLen() const { return seq / p; }
+
+  /// The global rows rank `rank` holds, as (first row, count) blocks in
+  /// local order.
+  std::vector<std::pair<int64_t, int64_t>> rowBlocks(int64_t rank) const {
+    int64_t l = localLen();
+    if (!zigzag)
+      return {{rank * l, l}};
+    int64_t c = l / 2;
+    return {{rank * c, c}, {(2 * p - 1 - rank) * c, c}};
+  }
+  const char *typeName() const {
+    return type == ElementType::f32   ? "f32"
+           : type == ElementType::f16 ? "f16"
+                                      : "bf16";
+  }
+  /// Max abs error allowed: f32 arithmetic, plus one rounding of the output
+  /// to the storage type (|O| <= max |V| = 1).
+  double defaultTolerance() const {
+    return type == ElementType::f32   ? 1e-5
+           : type == ElementType::f16 ? 1e-3
+                                      : 8e-3;
+  }
+};
+
+/// The run the command line asks for. An unknown, incomplete or
+/// inconsistent command line prints the usage and exits with status 2.
+Config parseArgs(int argc, char **argv);
+
+} // namespace cp::run
+
+#endif // CP_TOOLS_CPRUNATTENTION_RUNCONFIG_H
