@@ -8,6 +8,7 @@
 
 #include "cp/Dialect/CP/Transforms/Passes.h"
 #include "cp/Pipelines/Pipelines.h"
+#include "cp/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Transforms/Passes.h"
@@ -33,6 +34,8 @@ void mlir::cp::buildSchemeAndBufferizationPipeline(OpPassManager &pm,
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  // buffer-results-to-out-params cannot hoist one buffer into two results.
+  pm.addNestedPass<func::FuncOp>(createDistinctResultBuffersPass());
   bufferization::BufferResultsToOutParamsPassOptions outParams;
   outParams.hoistStaticAllocs = true;
   outParams.modifyPublicFunctions = true;

@@ -23,6 +23,31 @@ def _numpy_dtype(element):
     return _DTYPES[element]
 
 
+# The numpy kinds each element type takes without losing information: float
+# programs take real floats (an int array passed for q, k or v is a mistake
+# to report, not to cast), i1 programs booleans, integer programs integers.
+_ACCEPTED_KINDS = {"f32": "f", "f16": "f", "f64": "f", "i1": "b",
+                   "i32": "iub", "i64": "iub"}
+
+
+def _checked_input(array, element, name):
+    """``array`` as the contiguous numpy array the program's ``element``
+    argument takes; TypeError when converting it would lose information
+    (complex values, or integers or booleans where the program wants
+    floats)."""
+    array = np.asarray(array)
+    dtype = _numpy_dtype(element)
+    if array.dtype.kind not in _ACCEPTED_KINDS[element]:
+        lost = ("the imaginary part" if array.dtype.kind == "c"
+                else f"{array.dtype} values are not {element} values")
+        raise TypeError(
+            f"cp_mlir: input '{name}' has dtype {array.dtype}, but the program "
+            f"takes {element}: converting it would lose information ({lost}); "
+            f"convert it first if that is intended, e.g. "
+            f"array.astype(np.{np.dtype(dtype).name})")
+    return np.ascontiguousarray(array, dtype=dtype)
+
+
 def _shard_dim(global_shape, local_shape, P, what):
     """The dim along which a global array is split contiguously into P
     local shards, or None when every rank gets the whole array."""
@@ -76,7 +101,7 @@ def run_cpu(program, P, inputs, timeout=600, threads=1, launcher=None):
         arguments, seq_dim = [], None
         for i, (array, (shape, element), name) in enumerate(
                 zip(inputs, program.inputs, program.argument_names)):
-            array = np.ascontiguousarray(array, dtype=_numpy_dtype(element))
+            array = _checked_input(array, element, name)
             dim = _shard_dim(array.shape, shape, P, f"input '{name}'")
             if seq_dim is None:
                 seq_dim = dim

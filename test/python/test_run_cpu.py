@@ -77,6 +77,14 @@ def test_input_errors_name_the_problem():
         program.run_cpu(2, dict(arrays, k=arrays["k"][:, :, :15]))
     with pytest.raises(KeyError, match="missing inputs"):
         program.run_cpu(2, {"q": arrays["q"]})
+    # Nothing is cast silently when it would lose information.
+    with pytest.raises(TypeError, match=r"input 'q' has dtype complex64, but "
+                       r"the program takes f32: converting it would lose "
+                       r"information \(the imaginary part\)"):
+        program.run_cpu(2, dict(arrays, q=arrays["q"].astype(np.complex64)))
+    with pytest.raises(TypeError, match=r"input 'v' has dtype int64, but the "
+                       r"program takes f32"):
+        program.run_cpu(2, dict(arrays, v=np.ones(arrays["v"].shape, np.int64)))
 
 
 def test_wrong_rank_count_fails_with_the_rank_named():

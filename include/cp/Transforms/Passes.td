@@ -1,7 +1,7 @@
 //===- Passes.td - passes over upstream dialects -----------*- tablegen -*-===//
 //
 // Steps of the cp pipelines that touch only upstream dialects: CPU math,
-// C-callable entry points, and placing a host program's buffers and
+// C-callable entry points, distinct result buffers, and placing a host program's buffers and
 // element-wise loops on the GPU.
 //
 //===----------------------------------------------------------------------===//
@@ -121,6 +121,29 @@ def ExportCInterfacePass : Pass<"cp-export-c-interface", "ModuleOp"> {
         attributes {llvm.emit_c_interface}
     ```
   }];
+}
+
+def DistinctResultBuffersPass
+    : Pass<"cp-distinct-result-buffers", "::mlir::func::FuncOp"> {
+  let summary = "Return each buffer at most once from a function";
+  let description = [{
+    A function whose `func.return` names the same memref more than once
+    (two results that CSE merged, e.g. two identical attentions) is valid
+    IR, but upstream `buffer-results-to-out-params{hoist-static-allocs}`
+    crashes on it. This pass, run before it, gives every repeated operand a
+    copy of its own, so that each result has a distinct buffer to hoist into
+    its out-parameter. Operands with a non-identity layout are left alone
+    (function boundaries bufferize to identity layouts in cp's pipelines).
+
+    ```mlir
+    return %a, %a : memref<4xf32>, memref<4xf32>
+    // becomes
+    %b = memref.alloc() : memref<4xf32>
+    memref.copy %a, %b : memref<4xf32> to memref<4xf32>
+    return %a, %b : memref<4xf32>, memref<4xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
 #endif // CP_TRANSFORMS_PASSES_TD

@@ -11,6 +11,7 @@
 #include "cp/Dialect/CP/IR/SchemeConstraints.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::cp;
@@ -36,6 +37,16 @@ static LogicalResult verifyBHSD(Operation *op, StringRef name,
     return op->emitOpError("expects ")
            << name << " to be rank 4 [B, H, S, D], got rank " << type.getRank()
            << " (" << type << ")";
+  // Sizes, traffic and FLOPs are computed in int64 from here on.
+  int64_t bytes = llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+  for (int64_t extent : type.getShape())
+    if (!ShapedType::isDynamic(extent) &&
+        llvm::MulOverflow(bytes, extent, bytes))
+      return op->emitOpError("expects ")
+             << name << " to fit in memory, but its shape " << type
+             << " holds more than " << INT64_MAX
+             << " bytes (the element count times the element size overflows "
+                "int64)";
   return success();
 }
 

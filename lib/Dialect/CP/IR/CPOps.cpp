@@ -15,6 +15,7 @@
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::cp;
@@ -48,13 +49,16 @@ static void printSchemeKeyword(OpAsmPrinter &printer, Operation *,
 // Group sizes (used by the generated getGroupSize of every group op)
 //===----------------------------------------------------------------------===//
 
+/// The product of the axes' sizes; dynamic when one is dynamic, and also
+/// when one is not positive or the product overflows, so that no rule
+/// divides by it before verifyGroup has rejected the grid.
 static int64_t groupSizeOf(shard::GridOp grid, ArrayRef<int16_t> axes) {
   int64_t size = 1;
   for (int16_t axis : axes) {
     int64_t extent = grid.getShape()[axis];
-    if (ShapedType::isDynamic(extent))
+    if (ShapedType::isDynamic(extent) || extent < 1 ||
+        llvm::MulOverflow(size, extent, size))
       return ShapedType::kDynamic;
-    size *= extent;
   }
   return size;
 }
@@ -118,6 +122,21 @@ FailureOr<int64_t> cp::detail::verifyGroup(Operation *op,
     if (!seen.insert(axis).second)
       return op->emitOpError("grid axis ")
              << axis << " appears more than once in grid_axes";
+    int64_t extent = grid.getShape()[axis];
+    if (!ShapedType::isDynamic(extent) && extent < 1)
+      return op->emitOpError("grid axis ")
+             << axis << " of " << gridRef << " has size " << extent
+             << "; a CP group needs at least one process on every axis it "
+                "uses (declare e.g. `shard.grid "
+             << gridRef << "(shape = 4)`)";
   }
-  return groupSizeOf(grid, axes);
+  int64_t size = groupSizeOf(grid, axes);
+  bool anyDynamic = llvm::any_of(axes, [&](int16_t axis) {
+    return ShapedType::isDynamic(grid.getShape()[axis]);
+  });
+  if (ShapedType::isDynamic(size) && !anyDynamic)
+    return op->emitOpError("the CP group of grid_axes on ")
+           << gridRef << " has more than " << INT64_MAX
+           << " processes (the product of the axes' sizes overflows int64)";
+  return size;
 }
