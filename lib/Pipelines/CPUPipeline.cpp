@@ -20,7 +20,8 @@ using namespace mlir::cp;
 
 void mlir::cp::buildCPULoweringPipeline(OpPassManager &pm,
                                         const CPULoweringOptions &options) {
-  buildSchemeAndBufferizationPipeline(pm, options.scheme, options.machine);
+  buildSchemeAndBufferizationPipeline(pm, options.scheme, options.machine,
+                                      /*unrollRing=*/false);
   if (options.overlap)
     pm.addPass(createOverlapCollectivesPass());
   pm.addPass(createFreeBuffersEarlyPass());

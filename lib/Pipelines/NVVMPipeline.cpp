@@ -39,7 +39,11 @@ std::string NVVMLoweringOptions::defaultFormat() {
 
 void mlir::cp::buildNVVMLoweringPipeline(OpPassManager &pm,
                                          const NVVMLoweringOptions &options) {
-  buildSchemeAndBufferizationPipeline(pm, options.scheme, options.machine);
+  // The ring's steps stay unrolled here: a loop over freshly shifted K/V
+  // buffers needs deallocation bookkeeping on the host (ownership flags,
+  // pointer arrays) that cp-place-buffers-on-gpu would move to the device.
+  buildSchemeAndBufferizationPipeline(pm, options.scheme, options.machine,
+                                      /*unrollRing=*/true);
 
   // cp buffer ops to kernels and device buffers.
   pm.addPass(createPackCollectivesPass());

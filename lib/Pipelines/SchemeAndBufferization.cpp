@@ -18,19 +18,23 @@ using namespace mlir::cp;
 
 void mlir::cp::buildSchemeAndBufferizationPipeline(OpPassManager &pm,
                                                    const SchemeOption &scheme,
-                                                   StringRef machine) {
+                                                   StringRef machine,
+                                                   bool unrollRing) {
   ChooseSchemePassOptions choose;
   choose.machine = machine.str();
   choose.scheme = scheme;
   pm.addPass(createChooseSchemePass(choose));
   ApplySchemePassOptions apply;
   apply.scheme = scheme;
+  apply.unrollRing = unrollRing;
   pm.addPass(createApplySchemePass(apply));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
+  // The ring's steps loop over K/V blocks each shift allocates afresh.
+  bufferize.allowReturnAllocsFromLoops = true;
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));

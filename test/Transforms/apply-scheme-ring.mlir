@@ -5,10 +5,38 @@
 // that it can overlap it. A block the causal mask hides from all of this
 // rank's queries (source rank > r) is skipped at run time (scf.if); the
 // diagonal step uses the offset-aware mask. K and V cross P - 1 shifts:
-// L*Hkv*(D+Dv)*b*(P-1) bytes, the all-gather's.
-// RUN: cp-opt %s --cp-apply-scheme=scheme=ring --canonicalize --cse -split-input-file | FileCheck %s
+// L*Hkv*(D+Dv)*b*(P-1) bytes, the all-gather's. The steps between the
+// first and the last are one scf.for (LOOP), so the IR does not grow with
+// P; `unroll-ring` emits every step (the checks below the LOOP ones).
+// RUN: cp-opt %s --cp-apply-scheme="scheme=ring unroll-ring" --canonicalize --cse -split-input-file | FileCheck %s
+// RUN: cp-opt %s --cp-apply-scheme=scheme=ring --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=LOOP
 
 shard.grid @cp(shape = 4)
+
+// Step 0 before the loop, steps 1 and 2 in it (the block of rank
+// (r + 4 - s) mod 4, visible iff it starts before this rank's last query,
+// decided at run time), step 3 after it, with no shift.
+// LOOP-LABEL: func @causal
+// LOOP-SAME: (%[[Q:.*]]: tensor<1x8x16x32xf32>, %[[K:.*]]: tensor<1x2x16x32xf32>, %[[V:.*]]: tensor<1x2x16x32xf32>)
+// LOOP: %[[R:.*]] = shard.process_multi_index on @cp axes = [0] : index
+// LOOP: %[[K1:.*]] = cp.shift %[[K]]
+// LOOP: %[[V1:.*]] = cp.shift %[[V]]
+// LOOP: %[[O0:.*]], %[[L0:.*]] = cp.local_attention %[[Q]], %[[K]], %[[V]]
+// LOOP: %[[RES:.*]]:4 = scf.for %[[S:.*]] = %[[C1:.*]] to %[[C3:.*]] step %[[C1]] iter_args(%[[KS:.*]] = %[[K1]], %[[VS:.*]] = %[[V1]], %[[OS:.*]] = %[[O0]], %[[LS:.*]] = %[[L0]])
+// LOOP:   %[[KN:.*]] = cp.shift %[[KS]]
+// LOOP:   %[[VN:.*]] = cp.shift %[[VS]]
+// LOOP:   %[[BACK:.*]] = arith.subi %[[C4:.*]], %[[S]] : index
+// LOOP:   %[[SRC:.*]] = arith.addi %[[R]], %[[BACK]] : index
+// LOOP:   arith.remui %[[SRC]], %[[C4]] : index
+// LOOP:   %[[P:.*]]:2 = scf.if
+// LOOP:     cp.local_attention %[[Q]], %[[KS]], %[[VS]]
+// LOOP:   %[[OM:.*]], %[[LM:.*]] = cp.merge %[[OS]], %[[LS]], %[[P]]#0, %[[P]]#1
+// LOOP:   scf.yield %[[KN]], %[[VN]], %[[OM]], %[[LM]]
+// LOOP: }
+// LOOP-NOT: cp.shift
+// LOOP: cp.local_attention %[[Q]], %[[RES]]#0, %[[RES]]#1
+// LOOP: %[[OUT:.*]], %{{.*}} = cp.merge %[[RES]]#2, %[[RES]]#3
+// LOOP: return %[[OUT]] : tensor<1x8x16x32xf32>
 
 // CHECK-LABEL: func @causal
 // CHECK-SAME: (%[[Q:.*]]: tensor<1x8x16x32xf32>, %[[K:.*]]: tensor<1x2x16x32xf32>, %[[V:.*]]: tensor<1x2x16x32xf32>)

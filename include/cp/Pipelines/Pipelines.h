@@ -59,10 +59,10 @@ struct CPULoweringOptions : public PassPipelineOptions<CPULoweringOptions> {
 /// The head both pipelines share: cp-choose-scheme on `machine` (it
 /// resolves `auto`), cp-apply-scheme with `scheme` for ops that carry none,
 /// then bufferization with results as out-parameters (the C ABI) and the
-/// deallocation pipeline.
+/// deallocation pipeline. `unrollRing`: cp-apply-scheme{unroll-ring}.
 void buildSchemeAndBufferizationPipeline(OpPassManager &pm,
                                          const SchemeOption &scheme,
-                                         StringRef machine);
+                                         StringRef machine, bool unrollRing);
 
 /// cp tensor IR -> LLVM dialect with libcp_runtime (MPI) calls for the
 /// collectives; see docs/Lowering.md.

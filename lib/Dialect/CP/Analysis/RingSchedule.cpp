@@ -19,6 +19,10 @@ int64_t RingSchedule::sourceOf(int64_t rank, int64_t step) const {
 RingSchedule::Visibility RingSchedule::visibility(MaskAttr mask, int64_t step,
                                                   int64_t qc,
                                                   int64_t kc) const {
+  if (!mask || mask.isNone())
+    return Visibility::always;
+  if (groupSize > kExactRanks)
+    return Visibility::depends;
   int64_t rows = chunkRows();
   bool any = false, all = true;
   for (int64_t r = 0; r < groupSize; ++r) {
@@ -34,6 +38,12 @@ RingSchedule::Visibility RingSchedule::visibility(MaskAttr mask, int64_t step,
 }
 
 int64_t RingSchedule::shiftsNeeded(MaskAttr mask) const {
+  // Without a mask every step is visible; under causal too, on the rank
+  // whose queries come last (ring: rank P-1 sees block 0 at step P-1;
+  // zigzag: chunk 2P-1-r comes after every chunk a source can hold).
+  if (!mask || mask.getKind() != MaskKind::sliding_window ||
+      groupSize > kExactRanks)
+    return groupSize - 1;
   int64_t last = 0;
   for (int64_t step = 1; step < groupSize; ++step)
     for (int64_t qc = 0; qc < chunks(); ++qc)

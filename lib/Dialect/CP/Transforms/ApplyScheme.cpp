@@ -127,6 +127,7 @@ FailureOr<SchemeAttr> ApplySchemePass::rewrite(AttentionOp op) {
 
   SchemeBuilder builder(op, shape);
   builder.scheme = scheme;
+  builder.unrollRing = unrollRing;
   SchemeKind kind = scheme.getKind();
   int64_t elementBytes = op.getQuery().getType().getElementTypeBitWidth() / 8;
   builder.bytesPerRank = bytesSentPerRank(scheme, shape, elementBytes,

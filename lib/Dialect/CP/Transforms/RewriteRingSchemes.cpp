@@ -22,6 +22,12 @@ using namespace mlir::cp::detail;
 /// for ring, the two zigzag chunks r and 2P-1-r for zigzag); each pair of
 /// query and key chunks that the mask may leave visible is attended at its
 /// global offsets, and a pair it masks entirely is skipped.
+///
+/// The first and the last step are emitted on their own, where the step is
+/// a constant and a pair's visibility on every rank is known here; the
+/// steps between them are one scf.for whose body decides visibility at run
+/// time, so the IR and the compile time do not grow with P (or, with
+/// unrollRing, one copy each).
 Value SchemeBuilder::rewriteRing(const Group &cp, bool zigzag) {
   int64_t p = cp.size, len = shape.localLen;
   int64_t chunks = zigzag ? 2 : 1, rows = len / chunks;
@@ -56,19 +62,13 @@ Value SchemeBuilder::rewriteRing(const Group &cp, bool zigzag) {
   int64_t steps = schedule.shiftsNeeded(op.getMask()) + 1;
   SmallVector<Value> qStarts = chunkStarts(cp.index);
   SmallVector<Partial> running(chunks);
-  Value k = key, v = value;
-  for (int64_t step = 0; step < steps; ++step) {
-    // Issue the next step's shift first, so that it can overlap this
-    // step's attention (cp-overlap-collectives).
-    Value nextK, nextV;
-    if (step + 1 < steps) {
-      nextK = shift(cp, k);
-      nextV = shift(cp, v);
-    }
-    Value source = cp.index;
-    if (step != 0)
-      source =
-          arith::RemUIOp::create(b, loc, add(cp.index, p - step), index(p));
+
+  /// Attends every chunk pair of one step to the block (`k`, `v`) of group
+  /// rank `source` and merges it into `running`. `step` is the step when it
+  /// is a constant (visibility decided here where it is the same on every
+  /// rank), std::nullopt inside the loop (decided at run time).
+  auto attendStep = [&](Value source, std::optional<int64_t> step, Value k,
+                        Value v) {
     SmallVector<Value> kStarts = chunkStarts(source);
     for (int64_t qc = 0; qc < chunks; ++qc) {
       // The diagonal chunk first: it is never fully masked, so it starts
@@ -86,18 +86,19 @@ Value SchemeBuilder::rewriteRing(const Group &cp, bool zigzag) {
           running[qc] = attend();
           continue;
         }
-        // Visibility as a function of the rank: decided here when it is
-        // the same on every rank, at run time (scf.if) otherwise.
         RingSchedule::Visibility visibility =
-            schedule.visibility(op.getMask(), step, qc, kc);
+            step ? schedule.visibility(op.getMask(), *step, qc, kc)
+                 : RingSchedule::Visibility::depends;
         if (visibility == RingSchedule::Visibility::never)
           continue;
+        Value visible;
+        if (visibility == RingSchedule::Visibility::depends)
+          visible = buildBlockIsVisible(b, loc, op.getMask(), qStart,
+                                        last(qStart), kStart, last(kStart));
         Partial part;
-        if (visibility == RingSchedule::Visibility::always) {
+        if (!visible) {
           part = attend();
         } else {
-          Value visible = buildBlockIsVisible(
-              b, loc, op.getMask(), qStart, last(qStart), kStart, last(kStart));
           Partial shapeOf = running[qc];
           auto ifOp = scf::IfOp::create(
               b, loc, TypeRange{shapeOf.out.getType(), shapeOf.lse.getType()},
@@ -114,9 +115,67 @@ Value SchemeBuilder::rewriteRing(const Group &cp, bool zigzag) {
         running[qc] = merge(running[qc], part);
       }
     }
+  };
+  /// The group rank whose block this rank holds at `step`: (r - step) mod P.
+  auto sourceAt = [&](Value step) {
+    Value back = arith::SubIOp::create(b, loc, index(p), step);
+    return arith::RemUIOp::create(
+               b, loc, arith::AddIOp::create(b, loc, cp.index, back), index(p))
+        .getResult();
+  };
+
+  // Step 0 on the local block; the shift for step 1 is issued first, so
+  // that it can overlap this step's attention (cp-overlap-collectives).
+  Value k = key, v = value;
+  if (steps > 1) {
+    Value nextK = shift(cp, k), nextV = shift(cp, v);
+    attendStep(cp.index, 0, k, v);
+    k = nextK;
+    v = nextV;
+  } else {
+    attendStep(cp.index, 0, k, v);
+  }
+
+  // Steps 1 .. steps - 2: one loop, carrying the block and the running
+  // result of each chunk; unrolled, each step on its own.
+  for (int64_t step = 1; unrollRing && step + 1 < steps; ++step) {
+    Value nextK = shift(cp, k), nextV = shift(cp, v);
+    attendStep(sourceAt(index(step)), step, k, v);
     k = nextK;
     v = nextV;
   }
+  if (!unrollRing && steps > 2) {
+    SmallVector<Value> carried{k, v};
+    for (const Partial &partial : running) {
+      carried.push_back(partial.out);
+      carried.push_back(partial.lse);
+    }
+    auto loop = scf::ForOp::create(
+        b, loc, index(1), index(steps - 1), index(1), carried,
+        [&](OpBuilder &nested, Location, Value step, ValueRange args) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToEnd(nested.getInsertionBlock());
+          for (int64_t c = 0; c < chunks; ++c)
+            running[c] = {args[2 + 2 * c], args[3 + 2 * c]};
+          Value nextK = shift(cp, args[0]), nextV = shift(cp, args[1]);
+          attendStep(sourceAt(step), std::nullopt, args[0], args[1]);
+          SmallVector<Value> yielded{nextK, nextV};
+          for (const Partial &partial : running) {
+            yielded.push_back(partial.out);
+            yielded.push_back(partial.lse);
+          }
+          scf::YieldOp::create(b, loc, yielded);
+        });
+    k = loop.getResult(0);
+    v = loop.getResult(1);
+    for (int64_t c = 0; c < chunks; ++c)
+      running[c] = {loop.getResult(2 + 2 * c), loop.getResult(3 + 2 * c)};
+  }
+
+  // The last step: nothing is shifted after it.
+  if (steps > 1)
+    attendStep(sourceAt(index(steps - 1)), steps - 1, k, v);
+
   Value out = running[0].out;
   if (chunks == 2) {
     auto type = withDim(out, kSeqDim, len);

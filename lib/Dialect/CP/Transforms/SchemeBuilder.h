@@ -149,6 +149,9 @@ public:
   Location loc;
   AttentionShape shape;
   SchemeAttr scheme;
+  /// Ring and zigzag emit every step instead of looping over the middle
+  /// ones (cp-apply-scheme{unroll-ring}).
+  bool unrollRing = false;
   int64_t bytesPerRank = 0;
   /// The op's operands, in the layout the scheme computes in.
   Value query, key, value, mask;

@@ -18,6 +18,11 @@ namespace mlir {
 namespace cp {
 
 struct RingSchedule {
+  /// Groups up to this size are analysed rank by rank (O(P^2) for all
+  /// steps); larger ones get the conservative answer (every step shifts, a
+  /// masked pair is checked at run time), which is exact for causal.
+  static constexpr int64_t kExactRanks = 4096;
+
   int64_t groupSize; // P
   int64_t localLen;  // L
   bool zigzag;       // two chunks r and 2P-1-r instead of one

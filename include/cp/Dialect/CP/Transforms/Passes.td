@@ -33,7 +33,9 @@ def ApplySchemePass : Pass<"cp-apply-scheme", "ModuleOp"> {
       now (with its log-sum-exp), merges into a running result with
       `cp.merge`, and shifts K/V one rank on (the shift for the next step is
       issued before the attention, so it can overlap). Query/key blocks the
-      structured mask hides entirely are skipped (`scf.if`).
+      structured mask hides entirely are skipped (`scf.if`). The first and
+      last steps are emitted on their own; the ones between are one
+      `scf.for` (`unroll-ring` emits them all).
     - `zigzag`: ring over the zigzag layout (rank `r` holds chunks `r` and
       `2P-1-r`), attending chunk pairs so causal work is equal on every
       rank; an op in the contiguous layout is converted with `cp.relayout`
@@ -54,6 +56,11 @@ def ApplySchemePass : Pass<"cp-apply-scheme", "ModuleOp"> {
            "Scheme for cp.attention ops without a scheme attribute: allgather, "
            "ulysses, hybrid(u), head_tail, ring or zigzag (auto is "
            "cp-choose-scheme's to resolve)">,
+    Option<"unrollRing", "unroll-ring", "bool", /*default=*/"false",
+           "Emit each of ring's and zigzag's P steps instead of one scf.for "
+           "over the steps between the first and the last (IR that grows "
+           "with P; cp-lower-to-nvvm uses it until cp-place-buffers-on-gpu "
+           "places the deallocation bookkeeping such a loop needs)">,
     Option<"requireMatch", "require-match", "bool", /*default=*/"false",
            "Fail when a function contains no cp.attention to rewrite">,
     Option<"reportRewrites", "report", "bool", /*default=*/"false",
