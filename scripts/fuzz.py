@@ -7,8 +7,9 @@ axes, scheme and mask swaps, element type swaps, deleted lines) and runs it
 through one of: parse and verify, -canonicalize, cp-apply-scheme,
 cp-lower-to-cpu, cp-lower-to-nvvm (format=isa, no CUDA needed). A run that
 ends in a signal, prints "LLVM ERROR" or a stack dump is a crash; one that
-passes --timeout seconds is a hang. Exit code 0 or 1 with diagnostics is
-fine: that is what bad input should get.
+passes --timeout seconds is a hang. Under a sanitizer build, any ASan or
+UBSan report is a crash too. Exit code 0 or 1 with diagnostics is fine:
+that is what bad input should get.
 
 Deterministic for a given --seed and --runs. Prints runs, crashes and hangs
 per pipeline; writes each crash or hang as a reproducer into --save-dir;
@@ -42,7 +43,8 @@ PIPELINES = {
     "lower-to-nvvm": lambda s: ["--cp-lower-to-nvvm=scheme=" + s + " format=isa"],
 }
 CRASH = re.compile(r"LLVM ERROR|Stack dump|PLEASE submit a bug report|"
-                   r"Assertion .* failed")
+                   r"Assertion .* failed|ERROR: AddressSanitizer|"
+                   r"runtime error: |UndefinedBehaviorSanitizer")
 
 
 def cases(root):

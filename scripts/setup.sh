@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what cp-mlir needs (Debian packages), configures and builds.
 # Fast when everything is already there. Usage: scripts/setup.sh [build-dir]
+# CP_CMAKE_ARGS adds options to a new configuration (e.g. the sanitizers).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -38,6 +39,6 @@ if [ ! -f "$build/build.ninja" ]; then
     -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
     -DMLIR_LINK_MLIR_DYLIB=ON \
     -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit \
-    "${launcher[@]}"
+    "${launcher[@]}" ${CP_CMAKE_ARGS:-}
 fi
 cmake --build "$build" -j "${CP_JOBS:-2}"

@@ -22,6 +22,8 @@ void mlir::cp::buildCPULoweringPipeline(OpPassManager &pm,
                                         const CPULoweringOptions &options) {
   buildSchemeAndBufferizationPipeline(pm, options.scheme, options.machine,
                                       /*unrollRing=*/false);
+  if (options.packCollectives)
+    pm.addPass(createPackCollectivesPass());
   if (options.overlap)
     pm.addPass(createOverlapCollectivesPass());
   pm.addPass(createFreeBuffersEarlyPass());

@@ -39,11 +39,10 @@ std::string NVVMLoweringOptions::defaultFormat() {
 
 void mlir::cp::buildNVVMLoweringPipeline(OpPassManager &pm,
                                          const NVVMLoweringOptions &options) {
-  // The ring's steps stay unrolled here: a loop over freshly shifted K/V
-  // buffers needs deallocation bookkeeping on the host (ownership flags,
-  // pointer arrays) that cp-place-buffers-on-gpu would move to the device.
+  // The ring's middle steps are one loop, as on the CPU; its deallocation
+  // bookkeeping stays on the host (cp-place-buffers-on-gpu).
   buildSchemeAndBufferizationPipeline(pm, options.scheme, options.machine,
-                                      /*unrollRing=*/true);
+                                      /*unrollRing=*/false);
 
   // cp buffer ops to kernels and device buffers.
   pm.addPass(createPackCollectivesPass());

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Collectives.h"
+#include "Deadline.h"
 
 #include <array>
 #include <climits>
@@ -80,9 +81,12 @@ void allGather(const Call &c) {
     recvStorage.resize(blockBytes * p);
     recv = recvStorage.data();
   }
-  checkMpi(MPI_Allgather(send, mpiCount(c, blockBytes), MPI_BYTE, recv,
-                         mpiCount(c, blockBytes), MPI_BYTE, c.group->comm),
-           c.label, "MPI_Allgather");
+  MPI_Request request;
+  checkMpi(MPI_Iallgather(send, mpiCount(c, blockBytes), MPI_BYTE, recv,
+                          mpiCount(c, blockBytes), MPI_BYTE, c.group->comm,
+                          &request),
+           c.label, "MPI_Iallgather");
+  waitOrFail(1, &request, c.label, "MPI_Iallgather");
   if (!direct)
     for (int r = 0; r < p; ++r)
       copyElements(
@@ -102,10 +106,12 @@ void allToAll(const Call &c) {
     copyElements(
         c.input.slice(split, r * part[split], part[split]),
         StridedView::contiguous(send.data() + r * partBytes, part, eb));
-  checkMpi(MPI_Alltoall(send.data(), mpiCount(c, partBytes), MPI_BYTE,
-                        recv.data(), mpiCount(c, partBytes), MPI_BYTE,
-                        c.group->comm),
-           c.label, "MPI_Alltoall");
+  MPI_Request request;
+  checkMpi(MPI_Ialltoall(send.data(), mpiCount(c, partBytes), MPI_BYTE,
+                         recv.data(), mpiCount(c, partBytes), MPI_BYTE,
+                         c.group->comm, &request),
+           c.label, "MPI_Ialltoall");
+  waitOrFail(1, &request, c.label, "MPI_Ialltoall");
   for (int r = 0; r < p; ++r)
     copyElements(StridedView::contiguous(recv.data() + r * partBytes, part, eb),
                  c.output.slice(concat, r * part[concat], part[concat]));
@@ -127,10 +133,14 @@ void sendReceive(const Call &c) {
     recv = recvStorage.data();
   }
   int tag = 100 + c.kind;
-  checkMpi(MPI_Sendrecv(send, mpiCount(c, bytes), MPI_BYTE, to, tag, recv,
-                        mpiCount(c, bytes), MPI_BYTE, from, tag, c.group->comm,
-                        MPI_STATUS_IGNORE),
-           c.label, "MPI_Sendrecv");
+  MPI_Request requests[2];
+  checkMpi(MPI_Irecv(recv, mpiCount(c, bytes), MPI_BYTE, from, tag,
+                     c.group->comm, &requests[0]),
+           c.label, "MPI_Irecv");
+  checkMpi(MPI_Isend(send, mpiCount(c, bytes), MPI_BYTE, to, tag,
+                     c.group->comm, &requests[1]),
+           c.label, "MPI_Isend");
+  waitOrFail(2, requests, c.label, c.peersText());
   if (recv != c.output.base)
     copyElements(
         StridedView::contiguous(recv, c.input.sizes, c.input.elementBytes),
@@ -164,9 +174,8 @@ void relayout(const Call &c) {
                        &requests.back()),
              c.label, "MPI_Isend");
   }
-  checkMpi(MPI_Waitall(static_cast<int>(requests.size()), requests.data(),
-                       MPI_STATUSES_IGNORE),
-           c.label, "MPI_Waitall");
+  waitOrFail(static_cast<int>(requests.size()), requests.data(), c.label,
+             "the half exchange (MPI_Irecv/MPI_Isend)");
   for (const Call::HalfMove &in : receives) {
     StridedView target = c.halfOf(c.output, in.half);
     copyElements(StridedView::contiguous(recvStorage[in.half].data(),
@@ -229,6 +238,7 @@ Call::Call(cp_rt_collective kind, int64_t groupHandle, StridedView input,
   ensureMpi();
   group = &groupByHandle(groupHandle, kCollectiveNames[kind]);
   label = std::string(kCollectiveNames[kind]) + " on " + group->label;
+  faultPoint(label);
   params[0] = param0;
   params[1] = param1;
   agree();
@@ -266,9 +276,13 @@ void Call::agree() const {
   mine.params[0] = params[0];
   mine.params[1] = params[1];
   std::vector<CallHeader> all(group->size);
-  checkMpi(MPI_Allgather(&mine, sizeof(CallHeader), MPI_BYTE, all.data(),
-                         sizeof(CallHeader), MPI_BYTE, group->comm),
-           label, "MPI_Allgather");
+  MPI_Request request;
+  checkMpi(MPI_Iallgather(&mine, sizeof(CallHeader), MPI_BYTE, all.data(),
+                          sizeof(CallHeader), MPI_BYTE, group->comm, &request),
+           label, "MPI_Iallgather");
+  waitOrFail(1, &request, label,
+             "the agreement on the call (MPI_Iallgather over " +
+                 std::to_string(group->size) + " ranks)");
   for (int r = 0; r < group->size; ++r) {
     const CallHeader &other = all[r];
     if (other.kind != mine.kind)
@@ -383,6 +397,11 @@ int Call::receiveFrom() const {
     return p - 1 - r;
   int64_t k = ((params[0] % p) + p) % p;
   return static_cast<int>((r - k + p) % p);
+}
+
+std::string Call::peersText() const {
+  return "MPI_Isend to group rank " + std::to_string(sendTo()) +
+         " / MPI_Irecv from group rank " + std::to_string(receiveFrom());
 }
 
 int64_t Call::bytesSent() const {

@@ -38,6 +38,8 @@ struct Call {
   /// receives from.
   int sendTo() const;
   int receiveFrom() const;
+  /// "MPI_Isend to group rank T / MPI_Irecv from group rank F".
+  std::string peersText() const;
   /// Bytes this rank sends to other ranks.
   int64_t bytesSent() const;
   /// all_to_all: the shape of the part exchanged with each rank.

@@ -1,6 +1,7 @@
 //===- Communicator.cpp - MPI set-up, groups and errors -------------------===//
 
 #include "Communicator.h"
+#include "Deadline.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -72,7 +73,9 @@ void cp::runtime::failOnEveryRank(const Group &group, const std::string &call,
                reason.c_str());
   std::fflush(stderr);
   // Every rank of the group prints before any of them stops the others.
-  MPI_Barrier(group.comm);
+  MPI_Request barrier;
+  if (MPI_Ibarrier(group.comm, &barrier) == MPI_SUCCESS)
+    waitOrFail(1, &barrier, call, "the barrier before stopping every rank");
   if (group.size == worldSize) {
     MPI_Finalize();
     std::exit(1);

@@ -2,7 +2,8 @@
 //
 // The host side of cp.buffer.shift_start / cp.buffer.wait. A start agrees
 // with the group like every collective, then posts MPI_Irecv / MPI_Isend
-// and returns; the program computes; the wait completes both and unpacks.
+// and returns; the program computes; the wait completes both (within the collective time limit, see
+// Deadline.h) and unpacks.
 // Dense buffers are sent from and received into directly (the compiler
 // keeps them untouched in between), strided ones through staging owned by
 // the request.
@@ -10,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Collectives.h"
+#include "Deadline.h"
 
 #include <map>
 #include <memory>
@@ -83,8 +85,7 @@ void cp_rt_wait(int64_t handle) {
   double inFlight = MPI_Wtime() - request.startedAt;
   secondsInFlight += inFlight;
   const Call &c = *request.call;
-  checkMpi(MPI_Waitall(2, request.mpi, MPI_STATUSES_IGNORE), c.label,
-           "MPI_Waitall");
+  waitOrFail(2, request.mpi, "cp.buffer.wait of " + c.label, c.peersText());
   if (!request.recvStorage.empty())
     copyElements(StridedView::contiguous(request.recvStorage.data(),
                                          c.input.sizes, c.input.elementBytes),

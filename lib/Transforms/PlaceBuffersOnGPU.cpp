@@ -2,15 +2,19 @@
 //
 // Implements cp-place-buffers-on-gpu: outside kernels, memref.alloc,
 // memref.dealloc and memref.copy become their gpu counterparts (strided
-// copies become linalg.copy, which later turns into a kernel).
+// copies become linalg.copy, which later turns into a kernel). Host
+// bookkeeping buffers (see isHostBookkeeping) stay in host memory.
 //
 //===----------------------------------------------------------------------===//
 
 #include "cp/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/DenseSet.h"
 
 namespace mlir {
 namespace cp {
@@ -36,20 +40,116 @@ bool isHostConstant(Value buffer) {
   return isa_and_nonnull<memref::GetGlobalOp>(def);
 }
 
+/// Whether every use of `buffer` (through casts) is host bookkeeping: a
+/// scalar load or store, a dim, a dealloc, or a call operand, with at least
+/// one access (load, store or call). Buffer deallocation's ownership arrays
+/// (pointers and flags handed to its dealloc_helper) are such buffers: no
+/// kernel, copy or collective ever touches them, so they belong in host
+/// memory. A buffer that is only allocated and freed stays a device one.
+bool onlyHostUses(Value buffer, SmallVectorImpl<func::CallOp> &calls,
+                  bool &accessed) {
+  for (OpOperand &use : buffer.getUses()) {
+    Operation *user = use.getOwner();
+    if (auto cast = dyn_cast<memref::CastOp>(user)) {
+      if (!onlyHostUses(cast.getResult(), calls, accessed))
+        return false;
+      continue;
+    }
+    if (auto store = dyn_cast<memref::StoreOp>(user)) {
+      if (use.get() != store.getMemRef())
+        return false; // the buffer itself is stored as a value
+      accessed = true;
+      continue;
+    }
+    if (auto call = dyn_cast<func::CallOp>(user)) {
+      calls.push_back(call);
+      accessed = true;
+      continue;
+    }
+    if (isa<memref::LoadOp>(user)) {
+      accessed = true;
+      continue;
+    }
+    if (!isa<memref::DimOp, memref::DeallocOp>(user))
+      return false;
+  }
+  return true;
+}
+
+bool isBookkeeping(Value buffer, SmallVectorImpl<func::CallOp> &calls) {
+  bool accessed = false;
+  return onlyHostUses(buffer, calls, accessed) && accessed;
+}
+
+/// The host bookkeeping of a module: allocations with only host uses, and
+/// the arguments of private functions that every call site passes such a
+/// buffer. Host loads and stores of these are allowed, and their allocation
+/// and deallocation stay memref ops.
+struct HostBookkeeping {
+  llvm::DenseSet<Value> buffers;
+
+  HostBookkeeping(Operation *root) {
+    SymbolTableCollection symbols;
+    llvm::DenseMap<func::FuncOp, SmallVector<func::CallOp>> callsOf;
+    root->walk([&](func::CallOp call) {
+      if (auto callee = symbols.lookupNearestSymbolFrom<func::FuncOp>(
+              call, call.getCalleeAttr()))
+        callsOf[callee].push_back(call);
+    });
+    root->walk([&](Operation *op) {
+      if (insideKernel(op) || !isa<memref::AllocOp, memref::AllocaOp>(op))
+        return;
+      SmallVector<func::CallOp> calls;
+      if (isBookkeeping(op->getResult(0), calls))
+        buffers.insert(op->getResult(0));
+    });
+    // Arguments of private functions called only with bookkeeping buffers.
+    for (auto &[callee, calls] : callsOf) {
+      if (callee.isPublic() || callee.isExternal())
+        continue;
+      for (BlockArgument arg : callee.getArguments()) {
+        if (!isa<MemRefType>(arg.getType()))
+          continue;
+        bool allHost = llvm::all_of(calls, [&](func::CallOp call) {
+          return holds(call.getOperand(arg.getArgNumber()));
+        });
+        SmallVector<func::CallOp> nested;
+        if (allHost && isBookkeeping(arg, nested) && nested.empty())
+          buffers.insert(arg);
+      }
+    }
+  }
+
+  /// Whether `value` is (a cast of) a bookkeeping buffer.
+  bool holds(Value value) const {
+    while (auto cast = value.getDefiningOp<memref::CastOp>())
+      value = cast.getSource();
+    return buffers.contains(value);
+  }
+};
+
 struct PlaceBuffersOnGPUPass
     : public cp::impl::PlaceBuffersOnGPUPassBase<PlaceBuffersOnGPUPass> {
   using Base::Base;
 
   void runOnOperation() override {
+    HostBookkeeping host(getOperation());
     SmallVector<Operation *> ops;
     bool failedAny = false;
     getOperation()->walk([&](Operation *op) {
       if (insideKernel(op))
         return;
-      if (isa<memref::AllocOp, memref::DeallocOp, memref::CopyOp>(op))
+      if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
+        if (!host.holds(alloc.getResult()))
+          ops.push_back(op);
+      } else if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
+        if (!host.holds(dealloc.getMemref()))
+          ops.push_back(op);
+      } else if (isa<memref::CopyOp>(op)) {
         ops.push_back(op);
+      }
       auto hostAccess = [&](Value buffer) {
-        if (isHostConstant(buffer))
+        if (isHostConstant(buffer) || host.holds(buffer))
           return;
         op->emitOpError("reads or writes a device buffer from host code; "
                         "GPU programs touch their buffers only in kernels");

@@ -3,10 +3,10 @@
 // the host function runs on one stream, in program order, and the function
 // waits for that stream before it returns. format=isa (PTX) needs no CUDA.
 // DEFINE: %{nvvm} = format=isa libdevice= toolkit=
-// RUN: cp-opt %s --cp-lower-to-nvvm="scheme=allgather %{nvvm}" | FileCheck %s --check-prefixes=CHECK,AG
-// RUN: cp-opt %s --cp-lower-to-nvvm="scheme=ulysses %{nvvm}" | FileCheck %s --check-prefixes=CHECK,UL
-// RUN: cp-opt %s --cp-lower-to-nvvm="scheme=hybrid(2) %{nvvm}" | FileCheck %s --check-prefixes=CHECK,HY
-// RUN: cp-opt %s --cp-lower-to-nvvm="scheme=head_tail %{nvvm}" | FileCheck %s --check-prefixes=CHECK,HT
+// RUN: cp-opt %s --cp-lower-to-nvvm="scheme=allgather %{nvvm}" | FileCheck %s --check-prefixes=CHECK,AG,ONE
+// RUN: cp-opt %s --cp-lower-to-nvvm="scheme=ulysses %{nvvm}" | FileCheck %s --check-prefixes=CHECK,UL,ONE
+// RUN: cp-opt %s --cp-lower-to-nvvm="scheme=hybrid(2) %{nvvm}" | FileCheck %s --check-prefixes=CHECK,HY,ONE
+// RUN: cp-opt %s --cp-lower-to-nvvm="scheme=head_tail %{nvvm}" | FileCheck %s --check-prefixes=CHECK,HT,ONE
 // RUN: cp-opt %s --cp-lower-to-nvvm="scheme=ring %{nvvm}" | FileCheck %s --check-prefixes=CHECK,RING
 // RUN: cp-opt %s --cp-lower-to-nvvm="scheme=head_tail %{nvvm}" | mlir-translate --mlir-to-llvmir | FileCheck %s --check-prefix=LLVMIR
 // examples/attention.mlir under every scheme becomes LLVM IR.
@@ -36,12 +36,17 @@ func.func @attention(%q: tensor<1x8x64x32xf32>, %k: tensor<1x4x64x32xf32>,
 // CHECK-LABEL: llvm.func @attention(
 // CHECK: %[[S:.*]] = llvm.call @mgpuStreamCreate()
 
-// allgather: K and V gathered (NCCL) into stacked buffers, unpacked along the
-// sequence by copy kernels, then the attention kernel; all on stream %S.
+// allgather: K and V gathered (NCCL) into stacked buffers, each unpacked
+// along the sequence by one copy kernel (not one per rank), then the
+// attention kernel; all on stream %S.
 // AG: llvm.call @cp_rt_gpu_all_gather({{.*}}, %[[S]])
-// AG: gpu.launch_func <%[[S]] : !llvm.ptr> @attention_kernel::@attention_kernel
+// AG-NEXT: gpu.launch_func <%[[S]] : !llvm.ptr> @attention_kernel::@attention_kernel
+// AG-NOT: gpu.launch_func
 // AG: llvm.call @cp_rt_gpu_all_gather({{.*}}, %[[S]])
-// AG: gpu.launch_func <%[[S]] : !llvm.ptr> @attention_kernel_7::@attention_kernel blocks in ({{.*}}) threads in ({{.*}})
+// AG-NEXT: gpu.launch_func <%[[S]] : !llvm.ptr> @attention_kernel_0::@attention_kernel
+// AG-NOT: gpu.launch_func
+// AG: gpu.launch_func <%[[S]] : !llvm.ptr> @attention_kernel_1::@attention_kernel blocks in ({{.*}}) threads in ({{.*}})
+// AG-NOT: gpu.launch_func
 
 // ulysses: Q, K, V to heads, attention, output back: four all-to-alls.
 // UL-COUNT-3: llvm.call @cp_rt_gpu_all_to_all({{.*}}, %[[S]])
@@ -63,16 +68,29 @@ func.func @attention(%q: tensor<1x8x64x32xf32>, %k: tensor<1x4x64x32xf32>,
 
 // ring: K and V for step 1 are started (on the runtime's communication
 // stream, after %S's work so far) before step 0's attention kernel is
-// launched on %S, and %S waits for them only after it.
+// launched on %S, and %S waits for them only after it. The middle steps are
+// one loop (a branch back to its header), whose body does the same: start
+// the next blocks, attend, wait. Host bookkeeping of the loop's buffers
+// (which to free) stays in host memory.
 // RING: %[[K1:.*]] = llvm.call @cp_rt_gpu_shift_start({{.*}}, %[[S]]) : {{.*}} -> i64
 // RING: %[[V1:.*]] = llvm.call @cp_rt_gpu_shift_start({{.*}}, %[[S]]) : {{.*}} -> i64
 // RING: gpu.launch_func <%[[S]] : !llvm.ptr> @attention_kernel::@attention_kernel
 // RING: llvm.call @cp_rt_gpu_wait(%[[K1]], %[[S]])
-// RING: llvm.call @cp_rt_gpu_shift_start({{.*}}, %[[S]])
-// RING: llvm.call @cp_rt_gpu_wait(%[[V1]], %[[S]])
+// RING-NEXT: llvm.call @cp_rt_gpu_wait(%[[V1]], %[[S]])
+// RING: ^[[HEADER:bb[0-9]+]](
+// RING: %[[K2:.*]] = llvm.call @cp_rt_gpu_shift_start(
+// RING: gpu.launch_func
+// RING: llvm.call @cp_rt_gpu_wait(%[[K2]],
+// RING: llvm.br ^[[HEADER]](
+// RING-NOT: llvm.call @cp_rt_gpu_shift_start
 
-// CHECK: llvm.call @mgpuStreamSynchronize(%[[S]])
-// CHECK: llvm.call @mgpuStreamDestroy(%[[S]])
+// Without branches %S is the function's one stream, waited for before it
+// returns. The ring's branches each run on a stream of their own (from
+// gpu-async-region), waited for before the branch ends.
+// ONE: llvm.call @mgpuStreamSynchronize(%[[S]])
+// ONE: llvm.call @mgpuStreamDestroy(%[[S]])
+// RING: llvm.call @mgpuStreamSynchronize(
+// RING-NEXT: llvm.call @mgpuStreamDestroy(
 // CHECK: llvm.func @_mlir_ciface_attention(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr)
 // The kernels, as PTX for sm_90.
 // CHECK: gpu.binary @attention_kernel {{.*}}#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">{{.*}}assembly = "{{.*}}.target sm_90

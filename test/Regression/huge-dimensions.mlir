@@ -27,3 +27,16 @@ func.func @product(%q: tensor<4194304x4194304x4194304x32xbf16>, %k: tensor<41943
       : tensor<4194304x4194304x4194304x32xbf16>, tensor<4194304x4194304x4194304x32xbf16>, tensor<4194304x4194304x4194304x32xbf16> -> tensor<4194304x4194304x4194304x32xbf16>
   return %r : tensor<4194304x4194304x4194304x32xbf16>
 }
+
+// -----
+
+// Each shard fits, but the global sequence S = P * L does not fit in int64
+// (64 * 2^57 = 2^63): found by the fuzzer under UBSan, as a signed overflow
+// in the scheme rules' global length.
+shard.grid @cp(shape = 64)
+func.func @global_length(%q: tensor<1x1x144115188075855872x1xf32>, %k: tensor<1x1x144115188075855872x1xf32>, %v: tensor<1x1x144115188075855872x1xf32>) -> tensor<1x1x144115188075855872x1xf32> {
+  // expected-error @+1 {{'cp.attention' op expects the global sequence length S = P * L = 64 * 144115188075855872 to fit in int64; use a smaller local length or fewer ranks}}
+  %o = cp.attention %q, %k, %v on @cp grid_axes = [0] mask = causal scheme = ulysses
+      : tensor<1x1x144115188075855872x1xf32>, tensor<1x1x144115188075855872x1xf32>, tensor<1x1x144115188075855872x1xf32> -> tensor<1x1x144115188075855872x1xf32>
+  return %o : tensor<1x1x144115188075855872x1xf32>
+}

@@ -73,3 +73,38 @@ func.func @until_the_end(%k: memref<64xf32>, %k1: memref<64xf32>, %i: index) -> 
   %j = arith.addi %i, %i : index
   return %j : index
 }
+
+// -----
+
+shard.grid @cp(shape = 4)
+
+// The ring's loop: the block received before the loop enters it as an
+// iter_arg, where the body's uses name the block argument, not the buffer.
+// Handing the buffer to the loop needs the transfer finished, so the wait
+// comes before scf.for (after the step-0 work that overlaps it). Inside,
+// the next block's shift overlaps the body's attention and is waited for
+// before the yield that hands it to the next iteration.
+// CHECK-LABEL: func @ring_loop
+// CHECK: %[[R0:.*]] = cp.buffer.shift_start %[[K:.*]] into %[[K1:.*]] on
+// CHECK-NEXT: cp.buffer.local_attention %{{.*}}, %[[K]], %[[K]]
+// CHECK-NEXT: cp.buffer.wait %[[R0]]
+// CHECK-NEXT: scf.for {{.*}} iter_args(%[[KS:.*]] = %[[K1]])
+// CHECK: %[[R:.*]] = cp.buffer.shift_start %[[KS]] into %[[NEXT:.*]] on
+// CHECK-NEXT: cp.buffer.local_attention %{{.*}}, %[[KS]], %[[KS]]
+// CHECK-NEXT: cp.buffer.wait %[[R]]
+// CHECK-NEXT: scf.yield %[[NEXT]]
+func.func @ring_loop(%q: memref<1x4x16x8xf32>, %k: memref<1x4x16x8xf32>,
+                     %o: memref<1x4x16x8xf32>, %i: index) {
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %k1 = memref.alloc() : memref<1x4x16x8xf32>
+  cp.buffer.shift %k into %k1 on @cp grid_axes = [0] offset = 1 : memref<1x4x16x8xf32> into memref<1x4x16x8xf32>
+  cp.buffer.local_attention %q, %k, %k offsets(%i, %i) into %o : memref<1x4x16x8xf32>, memref<1x4x16x8xf32>, memref<1x4x16x8xf32> into memref<1x4x16x8xf32>
+  %last = scf.for %s = %c1 to %c3 step %c1 iter_args(%ks = %k1) -> (memref<1x4x16x8xf32>) {
+    %next = memref.alloc() : memref<1x4x16x8xf32>
+    cp.buffer.shift %ks into %next on @cp grid_axes = [0] offset = 1 : memref<1x4x16x8xf32> into memref<1x4x16x8xf32>
+    cp.buffer.local_attention %q, %ks, %ks offsets(%i, %s) into %o : memref<1x4x16x8xf32>, memref<1x4x16x8xf32>, memref<1x4x16x8xf32> into memref<1x4x16x8xf32>
+    scf.yield %next : memref<1x4x16x8xf32>
+  }
+  return
+}

@@ -14,17 +14,18 @@ func.func @flat_gather_stays(%x: memref<1x1x64x32xf32>, %y: memref<1x1x256x32xf3
 }
 
 // Gathering the sequence of 4 heads: gather 4 blocks of [1, 4, 64, 32] along
-// dim 0, then copy block r to rows [64 r, 64 r + 64) of the output.
+// dim 0, then one copy puts block r at rows [64 r, 64 r + 64) of the output:
+// the stack is split into [4, 1] blocks, the output's sequence into
+// [4, 64], and the stack's block index is transposed to dim 2.
 // CHECK-LABEL: func @gather_along_the_sequence
 // CHECK-SAME: (%[[X:.*]]: memref<1x4x64x32xf32>, %[[Y:.*]]: memref<1x4x256x32xf32>)
 // CHECK: %[[RECV:.*]] = memref.alloc() : memref<4x4x64x32xf32>
 // CHECK: cp.buffer.all_gather %[[X]] into %[[RECV]] on @cp grid_axes = [0] gather_axis = 0 : memref<1x4x64x32xf32> into memref<4x4x64x32xf32>
-// CHECK: %[[B0:.*]] = memref.subview %[[RECV]][0, 0, 0, 0] [1, 4, 64, 32]
-// CHECK: %[[O0:.*]] = memref.subview %[[Y]][0, 0, 0, 0] [1, 4, 64, 32]
-// CHECK: linalg.copy ins(%[[B0]] : {{.*}}) outs(%[[O0]] : {{.*}})
-// CHECK: memref.subview %[[RECV]][3, 0, 0, 0] [1, 4, 64, 32]
-// CHECK: memref.subview %[[Y]][0, 0, 192, 0] [1, 4, 64, 32]
-// CHECK: linalg.copy
+// CHECK: %[[BLOCKS:.*]] = memref.expand_shape %[[RECV]] {{\[}}[0, 1], [2], [3], [4]] output_shape [4, 1, 4, 64, 32]
+// CHECK: %[[ROWS:.*]] = memref.expand_shape %[[Y]] {{\[}}[0], [1], [2, 3], [4]] output_shape [1, 4, 4, 64, 32]
+// CHECK: %[[T:.*]] = memref.transpose %[[BLOCKS]] (d0, d1, d2, d3, d4) -> (d1, d2, d0, d3, d4)
+// CHECK: linalg.copy ins(%[[T]] : {{.*}}) outs(%[[ROWS]] : memref<1x4x4x64x32xf32>)
+// CHECK-NOT: linalg.copy
 // CHECK: memref.dealloc %[[RECV]]
 func.func @gather_along_the_sequence(%x: memref<1x4x64x32xf32>, %y: memref<1x4x256x32xf32>) {
   cp.buffer.all_gather %x into %y on @cp grid_axes = [0] gather_axis = 2 : memref<1x4x64x32xf32> into memref<1x4x256x32xf32>
@@ -32,16 +33,21 @@ func.func @gather_along_the_sequence(%x: memref<1x4x64x32xf32>, %y: memref<1x4x2
 }
 
 // Ulysses: part j of the heads (2 of 8) goes to rank j; the received parts
-// are placed along the sequence.
+// are placed along the sequence. One copy packs, one unpacks.
 // CHECK-LABEL: func @heads_to_sequence
 // CHECK-SAME: (%[[Q:.*]]: memref<1x8x64x32xf32>, %[[QH:.*]]: memref<1x2x256x32xf32>)
 // CHECK: %[[SEND:.*]] = memref.alloc() : memref<4x2x64x32xf32>
-// CHECK: memref.subview %[[Q]][0, 2, 0, 0] [1, 2, 64, 32]
-// CHECK: memref.subview %[[SEND]][1, 0, 0, 0] [1, 2, 64, 32]
+// CHECK: %[[PARTS:.*]] = memref.expand_shape %[[Q]] {{\[}}[0], [1, 2], [3], [4]] output_shape [1, 4, 2, 64, 32]
+// CHECK: %[[STACK:.*]] = memref.expand_shape %[[SEND]] {{\[}}[0, 1], [2], [3], [4]] output_shape [4, 1, 2, 64, 32]
+// CHECK: %[[T:.*]] = memref.transpose %[[PARTS]] (d0, d1, d2, d3, d4) -> (d1, d0, d2, d3, d4)
+// CHECK: linalg.copy ins(%[[T]] : {{.*}}) outs(%[[STACK]] : memref<4x1x2x64x32xf32>)
 // CHECK: %[[RECV:.*]] = memref.alloc() : memref<4x2x64x32xf32>
 // CHECK: cp.buffer.all_to_all %[[SEND]] into %[[RECV]] on @cp grid_axes = [0] split_axis = 0 concat_axis = 0 : memref<4x2x64x32xf32> into memref<4x2x64x32xf32>
-// CHECK: memref.subview %[[RECV]][1, 0, 0, 0] [1, 2, 64, 32]
-// CHECK: memref.subview %[[QH]][0, 0, 64, 0] [1, 2, 64, 32]
+// CHECK: %[[RB:.*]] = memref.expand_shape %[[RECV]] {{\[}}[0, 1], [2], [3], [4]] output_shape [4, 1, 2, 64, 32]
+// CHECK: %[[OUT:.*]] = memref.expand_shape %[[QH]] {{\[}}[0], [1], [2, 3], [4]] output_shape [1, 2, 4, 64, 32]
+// CHECK: %[[T2:.*]] = memref.transpose %[[RB]] (d0, d1, d2, d3, d4) -> (d1, d2, d0, d3, d4)
+// CHECK: linalg.copy ins(%[[T2]] : {{.*}}) outs(%[[OUT]] : memref<1x2x4x64x32xf32>)
+// CHECK-NOT: linalg.copy
 // CHECK: memref.dealloc %[[SEND]]
 // CHECK: memref.dealloc %[[RECV]]
 func.func @heads_to_sequence(%q: memref<1x8x64x32xf32>, %qh: memref<1x2x256x32xf32>) {

@@ -32,3 +32,69 @@ func.func @host_reads_device(%a: memref<4xf32>) -> f32 {
   %x = memref.load %a[%c0] : memref<4xf32>
   return %x : f32
 }
+
+// -----
+
+// Host bookkeeping stays on the host: buffer deallocation's ownership
+// arrays (pointers and flags, filled and read by the host and handed to a
+// private helper) keep memref.alloc / memref.dealloc, and the helper's
+// loads and stores are allowed. The device buffer %d they describe moves
+// to the device; freeing it stays conditional on the host's flag.
+// CHECK-LABEL: func @bookkeeping
+// CHECK: %[[D:.*]] = gpu.alloc () : memref<16xf32>
+// CHECK: %[[P:.*]] = memref.alloc() : memref<1xindex>
+// CHECK: %[[F:.*]] = memref.alloc() : memref<1xi1>
+// CHECK: memref.extract_aligned_pointer_as_index %[[D]]
+// CHECK: call @helper
+// CHECK: %[[OWN:.*]] = memref.load %[[F]]
+// CHECK: scf.if %[[OWN]] {
+// CHECK-NEXT: gpu.dealloc  %[[D]] : memref<16xf32>
+// CHECK: memref.dealloc %[[P]] : memref<1xindex>
+// CHECK: memref.dealloc %[[F]] : memref<1xi1>
+// CHECK-LABEL: func private @helper
+// CHECK: memref.load %{{.*}} : memref<?xindex>
+// CHECK: memref.store %{{.*}} : memref<?xi1>
+func.func @bookkeeping(%owned: i1) {
+  %c0 = arith.constant 0 : index
+  %d = memref.alloc() : memref<16xf32>
+  %pointers = memref.alloc() : memref<1xindex>
+  %flags = memref.alloc() : memref<1xi1>
+  %p = memref.extract_aligned_pointer_as_index %d : memref<16xf32> -> index
+  memref.store %p, %pointers[%c0] : memref<1xindex>
+  memref.store %owned, %flags[%c0] : memref<1xi1>
+  %pc = memref.cast %pointers : memref<1xindex> to memref<?xindex>
+  %fc = memref.cast %flags : memref<1xi1> to memref<?xi1>
+  call @helper(%pc, %fc) : (memref<?xindex>, memref<?xi1>) -> ()
+  %own = memref.load %flags[%c0] : memref<1xi1>
+  scf.if %own {
+    memref.dealloc %d : memref<16xf32>
+  }
+  memref.dealloc %pointers : memref<1xindex>
+  memref.dealloc %flags : memref<1xi1>
+  return
+}
+func.func private @helper(%pointers: memref<?xindex>, %flags: memref<?xi1>) {
+  %c0 = arith.constant 0 : index
+  %p = memref.load %pointers[%c0] : memref<?xindex>
+  %nonzero = arith.cmpi ne, %p, %c0 : index
+  memref.store %nonzero, %flags[%c0] : memref<?xi1>
+  return
+}
+
+// -----
+
+// A private function whose argument is a device buffer at some call site
+// is not bookkeeping: its host load is still an error.
+func.func @mixed(%a: memref<4xf32>) {
+  %h = memref.alloc() : memref<4xf32>
+  call @reads(%h) : (memref<4xf32>) -> ()
+  call @reads(%a) : (memref<4xf32>) -> ()
+  memref.dealloc %h : memref<4xf32>
+  return
+}
+func.func private @reads(%b: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{reads or writes a device buffer from host code; GPU programs touch their buffers only in kernels}}
+  %x = memref.load %b[%c0] : memref<4xf32>
+  return
+}

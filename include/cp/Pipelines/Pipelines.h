@@ -32,6 +32,13 @@ struct CPULoweringOptions : public PassPipelineOptions<CPULoweringOptions> {
       llvm::cl::desc("Overlap ring shifts with attention "
                      "(cp-overlap-collectives)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> packCollectives{
+      *this, "pack-collectives",
+      llvm::cl::desc("Run collectives on dense buffers exchanged along dim 0, "
+                     "packed and unpacked by copies (cp-pack-collectives), "
+                     "as the GPU pipeline does; checks that packing on CPU "
+                     "ranks"),
+      llvm::cl::init(false)};
   PassOptions::Option<int64_t> tileQ{
       *this, "tile-q", llvm::cl::desc("cp-lower-local-attention tile-q"),
       llvm::cl::init(32)};

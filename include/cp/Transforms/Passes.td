@@ -69,6 +69,13 @@ def PlaceBuffersOnGPUPass : Pass<"cp-place-buffers-on-gpu"> {
     The ops are synchronous; `gpu-async-region` later threads them into the
     stream. Host code that would load or store a device buffer is an error.
 
+    Host bookkeeping stays in host memory: an allocation whose only uses
+    are scalar loads and stores, `memref.dim`, `memref.dealloc` and call
+    operands, and the arguments of private functions every caller passes
+    such a buffer. These are the ownership arrays of buffer deallocation
+    (the pointers and flags `dealloc_helper` compares) that a loop over
+    freshly allocated buffers, such as the ring's steps, needs.
+
     ```mlir
     %b = memref.alloc() : memref<1x4x256x32xf32>
     memref.copy %a, %b : memref<1x4x256x32xf32> to memref<1x4x256x32xf32>

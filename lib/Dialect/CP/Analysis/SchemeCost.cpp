@@ -130,7 +130,28 @@ MachineModel::apply(DictionaryAttr description,
 
 namespace {
 
-/// Query/key pairs (times local heads) of each rank under `scheme`.
+/// The ranks whose work the model counts: all of them up to 4096, else
+/// 4096 evenly spaced ones from 0 to P - 1 (the first and the last, where
+/// causal work is least and most, included), so that the model's time
+/// does not grow with P.
+SmallVector<int64_t> modelledRanks(int64_t p) {
+  constexpr int64_t kMaxModelled = 4096;
+  SmallVector<int64_t> ranks;
+  if (p <= kMaxModelled) {
+    for (int64_t r = 0; r < p; ++r)
+      ranks.push_back(r);
+    return ranks;
+  }
+  for (int64_t i = 0; i < kMaxModelled; ++i)
+    ranks.push_back(static_cast<int64_t>(
+        static_cast<double>(i) * static_cast<double>(p - 1) /
+        static_cast<double>(kMaxModelled - 1)));
+  ranks.back() = p - 1;
+  return ranks;
+}
+
+/// Query/key pairs (times local heads) of the modelled ranks under
+/// `scheme`.
 SmallVector<double> pairsPerRank(SchemeAttr scheme,
                                  const AttentionProblem &pr) {
   const AttentionShape &s = pr.shape;
@@ -138,7 +159,7 @@ SmallVector<double> pairsPerRank(SchemeAttr scheme,
   double l = s.localLen, len = s.globalLen(), h = s.heads;
   MaskAttr m = pr.mask;
   SmallVector<double> pairs;
-  for (int64_t r = 0; r < p; ++r) {
+  for (int64_t r : modelledRanks(p)) {
     switch (scheme.getKind()) {
     case SchemeKind::allgather:
     case SchemeKind::ring:
@@ -306,9 +327,17 @@ private:
 SmallVector<SchemeAttr> candidateSchemes(MLIRContext *ctx, int64_t p) {
   SmallVector<SchemeAttr> schemes{SchemeAttr::get(ctx, SchemeKind::allgather),
                                   SchemeAttr::get(ctx, SchemeKind::ulysses)};
-  for (int64_t u = 2; u < p; ++u)
-    if (p % u == 0)
-      schemes.push_back(SchemeAttr::get(ctx, SchemeKind::hybrid, u));
+  // Every divisor 1 < u < p, in increasing order (found up to sqrt(p)).
+  SmallVector<int64_t> small, large;
+  for (int64_t u = 2; u <= p / u; ++u)
+    if (p % u == 0) {
+      small.push_back(u);
+      if (u != p / u)
+        large.push_back(p / u);
+    }
+  small.append(large.rbegin(), large.rend());
+  for (int64_t u : small)
+    schemes.push_back(SchemeAttr::get(ctx, SchemeKind::hybrid, u));
   for (SchemeKind kind :
        {SchemeKind::head_tail, SchemeKind::ring, SchemeKind::zigzag})
     schemes.push_back(SchemeAttr::get(ctx, kind));

@@ -97,6 +97,11 @@ int64_t mlir::cp::bytesSentPerRank(SchemeAttr scheme, const AttentionShape &s,
   int64_t inRow = s.heads * s.headDim + s.kvHeads * (s.headDim + s.valueDim);
   int64_t outRow = s.heads * s.valueDim;
   int64_t busiest = 0;
+  // Beyond a few ranks some rank moves both halves each way (only ranks 0
+  // and about 2P/3 keep a chunk): the busiest is that, without visiting
+  // every rank.
+  if (s.groupSize > 64)
+    return base + 2 * (inRow + outRow) * half;
   for (int64_t r = 0; r < s.groupSize; ++r)
     busiest = std::max(
         busiest,

@@ -183,6 +183,12 @@ AttentionOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
       AttentionShape::fromTypes(getQuery().getType(), getKey().getType(),
                                 getValue().getType(), *groupSize);
   int64_t localLen = shape.localLen, globalLen = shape.globalLen();
+  int64_t unused = 0;
+  if (isStatic(localLen) && isStatic(*groupSize) &&
+      llvm::MulOverflow(localLen, *groupSize, unused))
+    return emitOpError("expects the global sequence length S = P * L = ")
+           << *groupSize << " * " << localLen
+           << " to fit in int64; use a smaller local length or fewer ranks";
   if (Value mask = getExplicitMask()) {
     auto maskType = cast<RankedTensorType>(mask.getType());
     int64_t keys = maskKeyExtent(maskType), rows = maskQueryExtent(maskType);

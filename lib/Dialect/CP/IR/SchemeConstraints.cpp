@@ -8,6 +8,7 @@
 #include "cp/Dialect/CP/IR/SchemeConstraints.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::cp;
@@ -28,9 +29,11 @@ AttentionShape AttentionShape::fromTypes(RankedTensorType query,
 }
 
 int64_t AttentionShape::globalLen() const {
-  if (!known(localLen) || !known(groupSize))
+  int64_t len = 0;
+  if (!known(localLen) || !known(groupSize) ||
+      llvm::MulOverflow(localLen, groupSize, len))
     return ShapedType::kDynamic;
-  return localLen * groupSize;
+  return len;
 }
 
 /// "<scheme> needs <what> (<n>) divisible by <by-what> (<d>)", when both are

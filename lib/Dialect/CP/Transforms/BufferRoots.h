@@ -15,13 +15,15 @@
 namespace mlir::cp::detail {
 
 /// The allocation (or block argument) `buffer` is a view of, through views
-/// and casts.
+/// (transposes included) and casts.
 inline Value rootBuffer(Value buffer) {
   while (true) {
     if (auto view = buffer.getDefiningOp<ViewLikeOpInterface>())
       buffer = view.getViewSource();
     else if (auto cast = buffer.getDefiningOp<memref::CastOp>())
       buffer = cast.getSource();
+    else if (auto transpose = buffer.getDefiningOp<memref::TransposeOp>())
+      buffer = transpose.getIn(); // a view, without ViewLikeOpInterface
     else
       return buffer;
   }

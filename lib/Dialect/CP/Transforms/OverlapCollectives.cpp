@@ -4,13 +4,15 @@
 // cp.buffer.shift_start where it was and a cp.buffer.wait just before the
 // first later op of its block that touches its buffers in a way that needs
 // the transfer finished. Buffers are compared by their root allocation
-// (through views), so a later use of any view of the output counts.
+// (through views), so a later use of any view of the output counts; an op
+// that hands a buffer on (a loop's iter_args, a yield, a call) counts too.
 //
 //===----------------------------------------------------------------------===//
 
 #include "BufferRoots.h"
 #include "cp/Dialect/CP/IR/CPOps.h"
 #include "cp/Dialect/CP/Transforms/Passes.h"
+#include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
@@ -42,6 +44,8 @@ struct Transfer {
       return them.output == output || them.output == input ||
              them.input == output;
     }
+    if (handsOn(op))
+      return true;
     if (auto effects = dyn_cast<MemoryEffectOpInterface>(op)) {
       SmallVector<MemoryEffects::EffectInstance> instances;
       effects.getEffects(instances);
@@ -64,6 +68,22 @@ struct Transfer {
     if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
       return nestedConflict(op);
     return true; // effects unknown
+  }
+
+  /// Whether `op` passes one of the buffers on as an operand where other
+  /// values then alias it: into a region (a loop's iter_args), out of the
+  /// block (a yield) or into a call. Those uses are not visible through
+  /// the buffer's views, so the transfer must be finished first.
+  bool handsOn(Operation *op) const {
+    if (op->getNumRegions() == 0 && !op->hasTrait<OpTrait::IsTerminator>() &&
+        !isa<CallOpInterface>(op))
+      return false;
+    return llvm::any_of(op->getOperands(), [&](Value operand) {
+      if (!isa<BaseMemRefType>(operand.getType()))
+        return false;
+      Value root = rootBuffer(operand);
+      return root == output || root == input;
+    });
   }
 
   bool nestedConflict(Operation *op) const {

@@ -67,6 +67,58 @@ public:
     Value target = slice(to, toDim, toBegin, toCount);
     copy(source, target);
   }
+  /// Copies, for every r < p, block r of `from` along `fromDim` to block r
+  /// of `to` along `toDim` (both dims split into p equal blocks), as one
+  /// copy of a transposed view: the IR does not grow with p. Falls back to
+  /// p copies where a split view has no strided layout.
+  void copyBlocks(Value from, int64_t fromDim, Value to, int64_t toDim,
+                  int64_t p) {
+    FailureOr<Value> source = splitDim(from, fromDim, p);
+    FailureOr<Value> target = splitDim(to, toDim, p);
+    if (failed(source) || failed(target)) {
+      int64_t fromBlock = cast<MemRefType>(from.getType()).getDimSize(fromDim) / p;
+      int64_t toBlock = cast<MemRefType>(to.getType()).getDimSize(toDim) / p;
+      for (int64_t r = 0; r < p; ++r)
+        copySlice(from, fromDim, r * fromBlock, to, toDim, r * toBlock,
+                  fromBlock, toBlock);
+      return;
+    }
+    // The block index is dim fromDim of the source view and dim toDim of
+    // the target view: move it there.
+    int64_t rank = cast<MemRefType>((*source).getType()).getRank();
+    SmallVector<unsigned> order;
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != fromDim)
+        order.push_back(d);
+    order.insert(order.begin() + toDim, fromDim);
+    Value view = *source;
+    if (fromDim != toDim)
+      view = memref::TransposeOp::create(
+          b, loc, view,
+          AffineMapAttr::get(AffineMap::getPermutationMap(order,
+                                                          b.getContext())));
+    copy(view, *target);
+  }
+  /// `buffer` with dim `dim` split into [p, size / p].
+  FailureOr<Value> splitDim(Value buffer, int64_t dim, int64_t p) {
+    auto type = cast<MemRefType>(buffer.getType());
+    SmallVector<int64_t> shape;
+    SmallVector<ReassociationIndices> groups;
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      int64_t next = static_cast<int64_t>(shape.size());
+      if (d == dim) {
+        groups.push_back({next, next + 1});
+        shape.append({p, type.getDimSize(d) / p});
+      } else {
+        groups.push_back({next});
+        shape.push_back(type.getDimSize(d));
+      }
+    }
+    if (failed(memref::ExpandShapeOp::computeExpandedType(type, shape, groups)))
+      return failure();
+    return memref::ExpandShapeOp::create(b, loc, shape, buffer, groups)
+        .getResult();
+  }
   /// `buffer` itself when dense, else a dense copy of it.
   Value denseInput(Value buffer) {
     if (isDense(buffer))
@@ -108,10 +160,7 @@ LogicalResult packAllGather(BufferAllGatherOp op, int64_t p) {
   Value recv = k.alloc(stacked, in.getElementType());
   auto gathered = recreate(k.b, op, send, recv);
   gathered.setGatherAxis(0);
-  int64_t block = in.getDimSize(0), width = in.getDimSize(axis);
-  for (int64_t r = 0; r < p; ++r)
-    k.copySlice(recv, 0, r * block, op.getOutput(), axis, r * width, block,
-                width);
+  k.copyBlocks(recv, 0, op.getOutput(), axis, p);
   k.release();
   op.erase();
   return success();
@@ -131,16 +180,12 @@ LogicalResult packAllToAll(BufferAllToAllOp op, int64_t p) {
   SmallVector<int64_t> stacked(part);
   stacked[0] *= p;
   Value send = k.alloc(stacked, in.getElementType());
-  for (int64_t r = 0; r < p; ++r)
-    k.copySlice(op.getInput(), split, r * part[split], send, 0, r * part[0],
-                part[split], part[0]);
+  k.copyBlocks(op.getInput(), split, send, 0, p);
   Value recv = k.alloc(stacked, in.getElementType());
   auto exchanged = recreate(k.b, op, send, recv);
   exchanged.setSplitAxis(0);
   exchanged.setConcatAxis(0);
-  for (int64_t r = 0; r < p; ++r)
-    k.copySlice(recv, 0, r * part[0], op.getOutput(), concat, r * part[concat],
-                part[0], part[concat]);
+  k.copyBlocks(recv, 0, op.getOutput(), concat, p);
   k.release();
   op.erase();
   return success();

@@ -59,8 +59,7 @@ def ApplySchemePass : Pass<"cp-apply-scheme", "ModuleOp"> {
     Option<"unrollRing", "unroll-ring", "bool", /*default=*/"false",
            "Emit each of ring's and zigzag's P steps instead of one scf.for "
            "over the steps between the first and the last (IR that grows "
-           "with P; cp-lower-to-nvvm uses it until cp-place-buffers-on-gpu "
-           "places the deallocation bookkeeping such a loop needs)">,
+           "with P; for inspecting the steps one by one)">,
     Option<"requireMatch", "require-match", "bool", /*default=*/"false",
            "Fail when a function contains no cp.attention to rewrite">,
     Option<"reportRewrites", "report", "bool", /*default=*/"false",
@@ -276,18 +275,26 @@ def PackCollectivesPass : Pass<"cp-pack-collectives"> {
       r to part r (along `c`) of the output;
     - `exchange` / `shift`: dense copies of strided inputs or outputs.
 
-    Copies are `linalg.copy` (GPU kernels after
-    `convert-parallel-loops-to-gpu`); temporaries are freed after use.
-    Static shapes and group sizes are required.
+    The P blocks move in one copy each way, not P: both sides are split
+    into `[P, n]` along their dim (`memref.expand_shape`) and the source
+    view is transposed so that its block index sits where the target's
+    does (`memref.transpose`), so the IR does not grow with P. Copies are
+    `linalg.copy` (GPU kernels after `convert-parallel-loops-to-gpu`);
+    temporaries are freed after use. Static shapes and group sizes are
+    required. `cp-lower-to-cpu{pack-collectives}` runs this pass on CPU
+    ranks too, which checks the packing numerically without a GPU.
 
     ```mlir
     cp.buffer.all_to_all %q into %qh on @cp grid_axes = [0] split_axis = 1
         concat_axis = 2 : memref<1x8x64x32xf32> into memref<1x2x256x32xf32>
-    // becomes
-    linalg.copy ins(%q[:, 2r:2r+2]) outs(%send[r:r+1])     // r = 0..3
+    // becomes (heads split into [4, 2], block index moved to dim 0)
+    %qs = memref.expand_shape %q [[0], [1, 2], [3], [4]] ... to memref<1x4x2x64x32xf32>
+    %qt = memref.transpose %qs (d0, d1, d2, d3, d4) -> (d1, d0, d2, d3, d4)
+    linalg.copy ins(%qt) outs(%send as memref<4x1x2x64x32xf32>)
     cp.buffer.all_to_all %send into %recv on @cp grid_axes = [0]
         split_axis = 0 concat_axis = 0 : memref<4x2x64x32xf32> into ...
-    linalg.copy ins(%recv[r:r+1]) outs(%qh[:, :, 64r:64r+64])
+    linalg.copy ins(%recv transposed to [1, 2, 4, 64, 32])
+                outs(%qh as memref<1x2x4x64x32xf32>)
     ```
   }];
   let dependentDialects = [
