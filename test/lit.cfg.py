@@ -49,9 +49,10 @@ llvm_config.with_environment("PATH", config.cp_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 # Sanitizer builds (CP_ENABLE_SANITIZERS): any ASan or UBSan report fails
-# the test. The ASan runtime is preloaded for the programs that are not
-# instrumented but load instrumented code (stock mlir-opt with the plugin,
-# python3 with the package). Leak checking is off: MPI and the CUDA stub
+# the test. The ASan runtime (and libstdc++, for its exception
+# interceptors) is preloaded for the programs that are not instrumented but
+# load instrumented code (stock mlir-opt with the plugin, python3 with the
+# package). Leak checking is off: MPI and the CUDA stub
 # keep allocations until exit by design.
 if config.cp_enable_sanitizers.upper() in ("ON", "TRUE", "1"):
     config.available_features.add("sanitizers")
@@ -59,7 +60,7 @@ if config.cp_enable_sanitizers.upper() in ("ON", "TRUE", "1"):
         "detect_leaks=0:abort_on_error=0:exitcode=99:"
         "verify_asan_link_order=0:handle_segv=1")
     config.environment["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1"
-    config.environment["LD_PRELOAD"] = config.cp_asan_runtime
+    config.environment["LD_PRELOAD"] = config.cp_sanitizer_preload
 
 # GPU tests: `cuda` where the toolkit and NCCL were found (compile and link
 # checks; no device needed), `gpu` where a device is visible (execution).

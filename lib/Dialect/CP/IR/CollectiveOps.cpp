@@ -8,6 +8,7 @@
 #include "OpVerification.h"
 #include "cp/Dialect/CP/IR/CPOps.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::cp;
@@ -65,8 +66,14 @@ static LogicalResult verifyAllGatherGroup(Operation *op, ShapedType in,
                                           ShapedType out, int64_t axis,
                                           int64_t groupSize) {
   int64_t inDim = in.getDimSize(axis), outDim = out.getDimSize(axis);
+  int64_t gathered = 0;
   if (isStatic(groupSize) && isStatic(inDim) &&
-      knownDifferent(outDim, groupSize * inDim))
+      llvm::MulOverflow(groupSize, inDim, gathered))
+    return op->emitOpError("expects result dim ")
+           << axis << " to be P * input dim = " << groupSize << " * " << inDim
+           << ", which overflows int64; gather fewer rows or ranks";
+  if (isStatic(groupSize) && isStatic(inDim) &&
+      knownDifferent(outDim, gathered))
     return op->emitOpError("expects result dim ")
            << axis << " to be P * input dim = " << groupSize << " * " << inDim
            << " = " << groupSize * inDim << ", got " << outDim;
@@ -118,9 +125,13 @@ static LogicalResult verifyAllToAllGroup(Operation *op, ShapedType in,
     return op->emitOpError("expects result dim ")
            << split << " to be input dim / P = " << inSplit << " / " << p
            << " = " << inSplit / p << ", got " << out.getDimSize(split);
-  int64_t inConcat = in.getDimSize(concat);
+  int64_t inConcat = in.getDimSize(concat), concatenated = 0;
+  if (isStatic(inConcat) && llvm::MulOverflow(inConcat, p, concatenated))
+    return op->emitOpError("expects result dim ")
+           << concat << " to be input dim * P = " << inConcat << " * " << p
+           << ", which overflows int64; use a smaller concat_axis size";
   if (isStatic(inConcat) &&
-      knownDifferent(out.getDimSize(concat), inConcat * p))
+      knownDifferent(out.getDimSize(concat), concatenated))
     return op->emitOpError("expects result dim ")
            << concat << " to be input dim * P = " << inConcat << " * " << p
            << " = " << inConcat * p << ", got " << out.getDimSize(concat);
