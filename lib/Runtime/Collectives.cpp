@@ -120,6 +120,9 @@ void allToAll(const Call &c) {
 /// exchange and shift: send the input to one rank, receive from another.
 void sendReceive(const Call &c) {
   int to = c.sendTo(), from = c.receiveFrom();
+  // Every rank checks the size, also one that only copies (the middle rank
+  // of an exchange over an odd group), so that all of them fail together.
+  mpiCount(c, c.input.numBytes());
   if (to == c.group->rank && from == c.group->rank) {
     copyElements(c.input, c.output);
     return;

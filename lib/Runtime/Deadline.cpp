@@ -57,8 +57,10 @@ Fault readFault() {
   char action[16] = {0};
   int rank = -1;
   long call = 0;
-  if (std::sscanf(text, "%15[a-z]:%d:%ld", action, &rank, &call) != 3 ||
-      rank < 0 || call < 1 ||
+  int consumed = 0;
+  if (std::sscanf(text, "%15[a-z]:%d:%ld%n", action, &rank, &call,
+                  &consumed) != 3 ||
+      text[consumed] != '\0' || rank < 0 || call < 1 ||
       (std::strcmp(action, "kill") != 0 && std::strcmp(action, "stall") != 0)) {
     std::fprintf(stderr,
                  "cp-runtime: CP_RT_FAULT='%s' is not kill|stall:RANK:N "

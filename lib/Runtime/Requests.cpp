@@ -42,13 +42,13 @@ int64_t cp::runtime::startOnHost(const Call &call) {
   request.call = std::make_unique<Call>(call);
   const Call &c = *request.call;
   int to = c.sendTo(), from = c.receiveFrom();
+  int64_t bytes = c.input.numBytes();
+  if (bytes > INT32_MAX) // on every rank, also one that only copies
+    c.fail("a message of " + std::to_string(bytes) +
+           " bytes exceeds MPI's int count");
   if (to == c.group->rank && from == c.group->rank) {
     copyElements(c.input, c.output);
   } else {
-    int64_t bytes = c.input.numBytes();
-    if (bytes > INT32_MAX)
-      c.fail("a message of " + std::to_string(bytes) +
-             " bytes exceeds MPI's int count");
     void *recv = c.output.base;
     if (!c.output.isContiguous()) {
       request.recvStorage.resize(bytes);

@@ -50,6 +50,8 @@ bool onlyHostUses(Value buffer, SmallVectorImpl<func::CallOp> &calls,
                   bool &accessed) {
   for (OpOperand &use : buffer.getUses()) {
     Operation *user = use.getOwner();
+    if (insideKernel(user))
+      return false; // kernels capture device buffers
     if (auto cast = dyn_cast<memref::CastOp>(user)) {
       if (!onlyHostUses(cast.getResult(), calls, accessed))
         return false;
@@ -82,14 +84,18 @@ bool isBookkeeping(Value buffer, SmallVectorImpl<func::CallOp> &calls) {
 }
 
 /// The host bookkeeping of a module: allocations with only host uses, and
-/// the arguments of private functions that every call site passes such a
-/// buffer. Host loads and stores of these are allowed, and their allocation
-/// and deallocation stay memref ops.
+/// the arguments of private functions, where every buffer handed to a call
+/// lands in such an argument and every call site passes such a buffer (a
+/// fixpoint: one device buffer in a call excludes the callee's argument,
+/// and with it every buffer passed there). Host loads and stores of these
+/// are allowed, and their allocation and deallocation stay memref ops.
 struct HostBookkeeping {
   llvm::DenseSet<Value> buffers;
 
   HostBookkeeping(Operation *root) {
     SymbolTableCollection symbols;
+    // The calls each candidate buffer is handed to.
+    llvm::DenseMap<Value, SmallVector<func::CallOp>> callsWith;
     llvm::DenseMap<func::FuncOp, SmallVector<func::CallOp>> callsOf;
     root->walk([&](func::CallOp call) {
       if (auto callee = symbols.lookupNearestSymbolFrom<func::FuncOp>(
@@ -100,24 +106,56 @@ struct HostBookkeeping {
       if (insideKernel(op) || !isa<memref::AllocOp, memref::AllocaOp>(op))
         return;
       SmallVector<func::CallOp> calls;
-      if (isBookkeeping(op->getResult(0), calls))
+      if (isBookkeeping(op->getResult(0), calls)) {
         buffers.insert(op->getResult(0));
+        callsWith[op->getResult(0)] = std::move(calls);
+      }
     });
-    // Arguments of private functions called only with bookkeeping buffers.
     for (auto &[callee, calls] : callsOf) {
       if (callee.isPublic() || callee.isExternal())
         continue;
       for (BlockArgument arg : callee.getArguments()) {
-        if (!isa<MemRefType>(arg.getType()))
-          continue;
-        bool allHost = llvm::all_of(calls, [&](func::CallOp call) {
-          return holds(call.getOperand(arg.getArgNumber()));
-        });
         SmallVector<func::CallOp> nested;
-        if (allHost && isBookkeeping(arg, nested) && nested.empty())
+        if (isa<MemRefType>(arg.getType()) && isBookkeeping(arg, nested)) {
           buffers.insert(arg);
+          callsWith[arg] = std::move(nested);
+        }
       }
     }
+    // Drop candidates until consistent.
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (Value buffer : SmallVector<Value>(buffers.begin(), buffers.end())) {
+        bool keep = llvm::all_of(callsWith[buffer], [&](func::CallOp call) {
+          auto callee = symbols.lookupNearestSymbolFrom<func::FuncOp>(
+              call, call.getCalleeAttr());
+          if (!callee || callee.isExternal())
+            return false;
+          for (auto [i, operand] : llvm::enumerate(call.getOperands()))
+            if (holds(operand, buffer) &&
+                !buffers.contains(callee.getArgument(i)))
+              return false;
+          return true;
+        });
+        if (auto arg = dyn_cast<BlockArgument>(buffer)) {
+          auto callee = cast<func::FuncOp>(arg.getOwner()->getParentOp());
+          keep = keep && llvm::all_of(callsOf[callee], [&](func::CallOp call) {
+                   return holds(call.getOperand(arg.getArgNumber()));
+                 });
+        }
+        if (!keep) {
+          buffers.erase(buffer);
+          changed = true;
+        }
+      }
+    }
+  }
+
+  /// Whether `value` is (a cast of) `buffer`.
+  static bool holds(Value value, Value buffer) {
+    while (auto cast = value.getDefiningOp<memref::CastOp>())
+      value = cast.getSource();
+    return value == buffer;
   }
 
   /// Whether `value` is (a cast of) a bookkeeping buffer.

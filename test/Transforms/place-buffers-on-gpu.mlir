@@ -98,3 +98,46 @@ func.func private @reads(%b: memref<4xf32>) {
   %x = memref.load %b[%c0] : memref<4xf32>
   return
 }
+
+// -----
+
+// A kernel's stores are not host accesses: a buffer only a kernel writes
+// is a device buffer.
+// CHECK-LABEL: func @kernel_writes
+// CHECK: %[[B:.*]] = gpu.alloc () : memref<4xf32>
+// CHECK: gpu.launch
+// CHECK: memref.store %{{.*}}, %[[B]]
+// CHECK: gpu.dealloc  %[[B]]
+func.func @kernel_writes(%x: f32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %b = memref.alloc() : memref<4xf32>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    memref.store %x, %b[%c0] : memref<4xf32>
+    gpu.terminator
+  }
+  memref.dealloc %b : memref<4xf32>
+  return
+}
+
+// -----
+
+// A buffer handed to a function that does device work on it (a fill, a
+// kernel later) is a device buffer, although its own uses are a call and a
+// dealloc.
+// CHECK-LABEL: func @handed_to_device_code
+// CHECK: %[[B:.*]] = gpu.alloc () : memref<4xf32>
+// CHECK: call @fill(%[[B]])
+// CHECK: gpu.dealloc  %[[B]]
+func.func @handed_to_device_code() {
+  %b = memref.alloc() : memref<4xf32>
+  call @fill(%b) : (memref<4xf32>) -> ()
+  memref.dealloc %b : memref<4xf32>
+  return
+}
+func.func private @fill(%b: memref<4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%b : memref<4xf32>)
+  return
+}

@@ -13,6 +13,7 @@
 #include "cp/Dialect/CP/IR/CPOps.h"
 #include "cp/Dialect/CP/Transforms/Passes.h"
 #include "mlir/Interfaces/CallInterfaces.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
@@ -75,8 +76,8 @@ struct Transfer {
   /// block (a yield) or into a call. Those uses are not visible through
   /// the buffer's views, so the transfer must be finished first.
   bool handsOn(Operation *op) const {
-    if (op->getNumRegions() == 0 && !op->hasTrait<OpTrait::IsTerminator>() &&
-        !isa<CallOpInterface>(op))
+    if (!isa<RegionBranchOpInterface, CallOpInterface>(op) &&
+        !op->hasTrait<OpTrait::IsTerminator>())
       return false;
     return llvm::any_of(op->getOperands(), [&](Value operand) {
       if (!isa<BaseMemRefType>(operand.getType()))

@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/Support/MathExtras.h"
 
 namespace mlir {
 namespace cp {
@@ -153,10 +154,13 @@ LogicalResult packAllGather(BufferAllGatherOp op, int64_t p) {
   if (isDense(op.getInput()) && isDense(op.getOutput()) &&
       outerSize(op.getOutput().getType().getShape(), axis) == 1)
     return success();
+  SmallVector<int64_t> stacked(in.getShape());
+  if (llvm::MulOverflow(stacked[0], p, stacked[0]))
+    return op.emitOpError("cp-pack-collectives stacks P = ")
+           << p << " blocks of " << in.getDimSize(0)
+           << " along dim 0, which overflows int64";
   Packer k(op);
   Value send = k.denseInput(op.getInput());
-  SmallVector<int64_t> stacked(in.getShape());
-  stacked[0] *= p;
   Value recv = k.alloc(stacked, in.getElementType());
   auto gathered = recreate(k.b, op, send, recv);
   gathered.setGatherAxis(0);
@@ -173,12 +177,15 @@ LogicalResult packAllToAll(BufferAllToAllOp op, int64_t p) {
       outerSize(in.getShape(), split) == 1 &&
       outerSize(op.getOutput().getType().getShape(), concat) == 1)
     return success();
-  Packer k(op);
   // Part j of the input goes to rank j: stack the parts along dim 0.
   SmallVector<int64_t> part(in.getShape());
   part[split] /= p;
   SmallVector<int64_t> stacked(part);
-  stacked[0] *= p;
+  if (llvm::MulOverflow(stacked[0], p, stacked[0]))
+    return op.emitOpError("cp-pack-collectives stacks P = ")
+           << p << " parts of " << part[0]
+           << " along dim 0, which overflows int64";
+  Packer k(op);
   Value send = k.alloc(stacked, in.getElementType());
   k.copyBlocks(op.getInput(), split, send, 0, p);
   Value recv = k.alloc(stacked, in.getElementType());
