@@ -43,6 +43,7 @@ tools = [
     ToolSubst("cp-test-collectives", unresolved="fatal"),
     ToolSubst("cp-capi-test", unresolved="fatal"),
     ToolSubst("cp-unit-structured-mask-pairs", unresolved="fatal"),
+    ToolSubst("cp-unit-reference-gradient", unresolved="fatal"),
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.with_environment("PATH", config.cp_tools_dir, append_path=True)
