@@ -99,11 +99,29 @@ shard::GridOp mlir::cp::lookupStaticGrid(Operation *op, StringRef gridName) {
   return grid;
 }
 
+std::string mlir::cp::runtimeElementSuffix(Type type) {
+  if (type.isF64())
+    return "f64";
+  if (type.isF32())
+    return "f32";
+  if (type.isF16())
+    return "f16";
+  if (type.isBF16())
+    return "bf16";
+  if (auto integer = dyn_cast<IntegerType>(type)) {
+    unsigned width = integer.getWidth();
+    if (width == 1 || width == 8 || width == 16 || width == 32 || width == 64)
+      return "i" + std::to_string(width);
+  }
+  return "";
+}
+
 RuntimeOps mlir::cp::collectRuntimeOps(ModuleOp module) {
   RuntimeOps ops;
   module.walk([&](Operation *op) {
-    if (isa<BufferAllGatherOp, BufferAllToAllOp, BufferExchangeOp,
-            BufferShiftOp, BufferRelayoutOp, BufferShiftStartOp>(op))
+    if (isa<BufferAllGatherOp, BufferAllToAllOp, BufferReduceScatterOp,
+            BufferExchangeOp, BufferShiftOp, BufferRelayoutOp,
+            BufferShiftStartOp>(op))
       ops.collectives.push_back(op);
     else if (isa<BufferWaitOp>(op))
       ops.waits.push_back(op);

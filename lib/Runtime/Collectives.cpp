@@ -1,8 +1,9 @@
 //===- Collectives.cpp - collective calls: agreement, checks, MPI ---------===//
 //
-// all_gather, all_to_all, exchange and shift over MPI on host buffers of any
-// rank, shape and stride, the group agreement that turns mismatched shapes
-// into an error on every rank, and the byte counters.
+// all_gather, all_to_all, reduce_scatter, exchange and shift over MPI on
+// host buffers of any rank, shape and stride, the group agreement that
+// turns mismatched shapes into an error on every rank, and the byte
+// counters.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +12,8 @@
 
 #include <array>
 #include <climits>
+#include <cmath>
+#include <limits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -36,7 +39,10 @@ int64_t counterOf(const Counters &counters, int kind) {
 
 constexpr int kMaxRank = 8;
 constexpr const char *kCollectiveNames[] = {
-    "cp.all_gather", "cp.all_to_all", "cp.exchange", "cp.shift", "cp.relayout"};
+    "cp.all_gather", "cp.all_to_all",  "cp.exchange",
+    "cp.shift",      "cp.relayout",    "cp.reduce_scatter"};
+static_assert(sizeof(kCollectiveNames) / sizeof(kCollectiveNames[0]) ==
+              CP_RT_NUM_COLLECTIVES);
 
 /// What one rank passes to a collective; every rank of the group must pass
 /// the same.
@@ -115,6 +121,124 @@ void allToAll(const Call &c) {
   for (int r = 0; r < p; ++r)
     copyElements(StridedView::contiguous(recv.data() + r * partBytes, part, eb),
                  c.output.slice(concat, r * part[concat], part[concat]));
+}
+
+/// bf16 <-> f32 (bf16 is the upper half of an f32; rounding to nearest
+/// even on the way back).
+float bf16ToFloat(uint16_t bits) {
+  uint32_t wide = uint32_t(bits) << 16;
+  float value;
+  std::memcpy(&value, &wide, sizeof(value));
+  return value;
+}
+uint16_t floatToBf16(float value) {
+  uint32_t wide;
+  std::memcpy(&wide, &value, sizeof(wide));
+  if ((wide & 0x7fffffff) > 0x7f800000)
+    return uint16_t((wide >> 16) | 0x40); // NaN stays NaN
+  wide += 0x7fff + ((wide >> 16) & 1);
+  return uint16_t(wide >> 16);
+}
+
+/// IEEE half <-> f32, rounding to nearest even on the way back.
+float halfToFloat(uint16_t bits) {
+  float sign = (bits & 0x8000) ? -1.0f : 1.0f;
+  int exponent = (bits >> 10) & 0x1f, mantissa = bits & 0x3ff;
+  if (exponent == 0)
+    return sign * std::ldexp(float(mantissa), -24);
+  if (exponent == 31)
+    return mantissa ? std::numeric_limits<float>::quiet_NaN()
+                    : sign * std::numeric_limits<float>::infinity();
+  return sign * std::ldexp(float(mantissa | 0x400), exponent - 25);
+}
+uint16_t floatToHalf(float value) {
+  uint32_t wide;
+  std::memcpy(&wide, &value, sizeof(wide));
+  uint16_t sign = (wide >> 16) & 0x8000;
+  uint32_t magnitude = wide & 0x7fffffff;
+  if (magnitude > 0x7f800000)
+    return sign | 0x7e00; // NaN
+  if (magnitude >= 0x47800000)
+    return sign | 0x7c00; // 65536 and beyond: infinity
+  if (magnitude < 0x38800000) { // below 2^-14: a subnormal half
+    float absolute;
+    std::memcpy(&absolute, &magnitude, sizeof(absolute));
+    return sign | uint16_t(std::lrint(absolute * 16777216.0f));
+  }
+  uint32_t half = (magnitude - 0x38000000) >> 13, rest = magnitude & 0x1fff;
+  if (rest > 0x1000 || (rest == 0x1000 && (half & 1)))
+    ++half; // may carry into the exponent, up to infinity: as it should
+  return sign | uint16_t(half);
+}
+
+/// MPI_SUM of 16-bit floats: each pair added in f32, then rounded back.
+template <bool Brain>
+void sumHalves(void *in, void *inout, int *length, MPI_Datatype *) {
+  auto *a = static_cast<uint16_t *>(in);
+  auto *b = static_cast<uint16_t *>(inout);
+  for (int i = 0; i < *length; ++i) {
+    if constexpr (Brain)
+      b[i] = floatToBf16(bf16ToFloat(a[i]) + bf16ToFloat(b[i]));
+    else
+      b[i] = floatToHalf(halfToFloat(a[i]) + halfToFloat(b[i]));
+  }
+}
+
+/// The MPI datatype and sum of element type `type`.
+std::pair<MPI_Datatype, MPI_Op> summed(const Call &c) {
+  std::string type = c.type;
+  if (type == "f64")
+    return {MPI_DOUBLE, MPI_SUM};
+  if (type == "f32")
+    return {MPI_FLOAT, MPI_SUM};
+  if (type == "i64")
+    return {MPI_INT64_T, MPI_SUM};
+  if (type == "i32")
+    return {MPI_INT32_T, MPI_SUM};
+  if (type == "i16")
+    return {MPI_INT16_T, MPI_SUM};
+  if (type == "i8")
+    return {MPI_INT8_T, MPI_SUM};
+  if (type == "f16" || type == "bf16") {
+    static MPI_Op ops[2] = {MPI_OP_NULL, MPI_OP_NULL};
+    int brain = type == "bf16";
+    if (ops[brain] == MPI_OP_NULL)
+      checkMpi(MPI_Op_create(brain ? sumHalves<true> : sumHalves<false>,
+                             /*commute=*/1, &ops[brain]),
+               c.label, "MPI_Op_create");
+    return {MPI_UINT16_T, ops[brain]};
+  }
+  c.fail("elements of type " + type + " cannot be summed");
+}
+
+/// reduce_scatter: block r (along the axis) of every rank's input, summed,
+/// lands on group rank r.
+void reduceScatter(const Call &c) {
+  int64_t axis = c.params[0];
+  int p = c.group->size;
+  std::vector<int64_t> block = c.input.sizes;
+  block[axis] /= p;
+  int64_t eb = c.input.elementBytes;
+  int64_t blockBytes = StridedView::contiguous(nullptr, block, eb).numBytes();
+  auto [type, sum] = summed(c);
+  int count = mpiCount(c, blockBytes) / static_cast<int>(eb);
+  std::vector<char> send(blockBytes * p), recvStorage;
+  for (int r = 0; r < p; ++r)
+    copyElements(
+        c.input.slice(axis, r * block[axis], block[axis]),
+        StridedView::contiguous(send.data() + r * blockBytes, block, eb));
+  void *recv = c.output.base;
+  if (!c.output.isContiguous()) {
+    recvStorage.resize(blockBytes);
+    recv = recvStorage.data();
+  }
+  MPI_Request request;
+  checkMpi(MPI_Ireduce_scatter_block(send.data(), recv, count, type, sum,
+                                     c.group->comm, &request),
+           c.label, "MPI_Ireduce_scatter_block");
+  waitOrFail(1, &request, c.label, "MPI_Ireduce_scatter_block");
+  if (recv != c.output.base)
+    copyElements(StridedView::contiguous(recv, block, eb), c.output);
 }
 
 /// exchange and shift: send the input to one rank, receive from another.
@@ -327,6 +451,15 @@ void Call::validate() const {
     checkAxis("gather_axis", params[0]);
     expected[params[0]] *= p;
     break;
+  case CP_RT_REDUCE_SCATTER:
+    checkAxis("scatter_axis", params[0]);
+    if (input.sizes[params[0]] % p != 0)
+      fail("scatter_axis " + std::to_string(params[0]) + " has size " +
+           std::to_string(input.sizes[params[0]]) +
+           ", which the group size P = " + std::to_string(p) +
+           " does not divide");
+    expected[params[0]] /= p;
+    break;
   case CP_RT_ALL_TO_ALL: {
     int64_t split = params[0], concat = params[1];
     checkAxis("split_axis", split);
@@ -413,6 +546,7 @@ int64_t Call::bytesSent() const {
   case CP_RT_ALL_GATHER:
     return input.numBytes() * (p - 1);
   case CP_RT_ALL_TO_ALL:
+  case CP_RT_REDUCE_SCATTER:
     return input.numBytes() / p * (p - 1);
   case CP_RT_RELAYOUT: {
     int64_t bytes = 0;
@@ -444,6 +578,9 @@ void cp::runtime::runOnHost(const Call &call) {
     break;
   case CP_RT_RELAYOUT:
     relayout(call);
+    break;
+  case CP_RT_REDUCE_SCATTER:
+    reduceScatter(call);
     break;
   default:
     sendReceive(call);
@@ -570,6 +707,12 @@ int64_t cp_rt_grid_linear_index(int64_t nameRank, void *name, int64_t specRank,
                           int64_t from, int64_t to) {                          \
     runOnHost(callOn(CP_RT_RELAYOUT, group, inRank, in, outRank, out, BYTES,   \
                      #T, seqAxis, from * 2 + to));                             \
+  }                                                                            \
+  void cp_rt_reduce_scatter_##T(int64_t group, int64_t inRank, void *in,       \
+                                int64_t outRank, void *out,                    \
+                                int64_t scatterAxis) {                         \
+    runOnHost(callOn(CP_RT_REDUCE_SCATTER, group, inRank, in, outRank, out,    \
+                     BYTES, #T, scatterAxis));                                 \
   }
 
 CP_RT_DEFINE_COLLECTIVES(f64, 8)

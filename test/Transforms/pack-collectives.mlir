@@ -101,3 +101,25 @@ func.func @dynamic(%x: memref<?x4xf32>, %y: memref<?x4xf32>) {
   cp.buffer.all_gather %x into %y on @cp grid_axes = [0] gather_axis = 0 : memref<?x4xf32> into memref<?x4xf32>
   return
 }
+
+// -----
+
+shard.grid @cp(shape = 4)
+
+// A reduce-scatter along the sequence: block r (64 rows) of the input goes
+// to block r of a stack along dim 0 (one transposed copy), and the
+// reduce-scatter of the stack lands in the dense output directly.
+// CHECK-LABEL: func @reduce_scatter_sequence
+// CHECK-SAME: (%[[X:.*]]: memref<1x2x256x32xf32>, %[[Y:.*]]: memref<1x2x64x32xf32>)
+// CHECK: %[[SEND:.*]] = memref.alloc() : memref<4x2x64x32xf32>
+// CHECK: %[[BLOCKS:.*]] = memref.expand_shape %[[X]] {{\[}}[0], [1], [2, 3], [4]] output_shape [1, 2, 4, 64, 32]
+// CHECK: %[[STACK:.*]] = memref.expand_shape %[[SEND]] {{\[}}[0, 1], [2], [3], [4]] output_shape [4, 1, 2, 64, 32]
+// CHECK: %[[T:.*]] = memref.transpose %[[BLOCKS]] (d0, d1, d2, d3, d4) -> (d2, d0, d1, d3, d4)
+// CHECK: linalg.copy ins(%[[T]] : {{.*}}) outs(%[[STACK]] : memref<4x1x2x64x32xf32>)
+// CHECK: cp.buffer.reduce_scatter %[[SEND]] into %[[Y]] on @cp grid_axes = [0] scatter_axis = 0 : memref<4x2x64x32xf32> into memref<1x2x64x32xf32>
+// CHECK-NOT: linalg.copy
+// CHECK: memref.dealloc %[[SEND]]
+func.func @reduce_scatter_sequence(%x: memref<1x2x256x32xf32>, %y: memref<1x2x64x32xf32>) {
+  cp.buffer.reduce_scatter %x into %y on @cp grid_axes = [0] scatter_axis = 2 : memref<1x2x256x32xf32> into memref<1x2x64x32xf32>
+  return
+}

@@ -54,6 +54,10 @@ private:
 /// diagnostic on `op`.
 shard::GridOp lookupStaticGrid(Operation *op, StringRef gridName);
 
+/// The runtime's name for an element type ("f32", "bf16", "i1", ...), the
+/// suffix of its typed entries; empty when the runtime has none for it.
+std::string runtimeElementSuffix(Type type);
+
 /// The ops a runtime conversion lowers, in walk order: the bufferized
 /// collectives (shift starts included), the waits for started ones, and
 /// the shard process-index queries.

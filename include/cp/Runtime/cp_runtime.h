@@ -26,7 +26,8 @@ enum cp_rt_collective {
   CP_RT_EXCHANGE = 2,
   CP_RT_SHIFT = 3,
   CP_RT_RELAYOUT = 4,
-  CP_RT_NUM_COLLECTIVES = 5
+  CP_RT_REDUCE_SCATTER = 5,
+  CP_RT_NUM_COLLECTIVES = 6
 };
 
 /* Sequence layouts of cp_rt_relayout_* (cp.relayout's `from` / `to`). */
@@ -66,7 +67,10 @@ int64_t cp_rt_grid_linear_index(int64_t nameRank, void *name, int64_t specRank,
                                 int64_t outRank, void *out, int64_t offset);   \
   void cp_rt_relayout_##T(int64_t group, int64_t inRank, void *in,             \
                           int64_t outRank, void *out, int64_t seqAxis,         \
-                          int64_t from, int64_t to);
+                          int64_t from, int64_t to);                           \
+  void cp_rt_reduce_scatter_##T(int64_t group, int64_t inRank, void *in,       \
+                                int64_t outRank, void *out,                    \
+                                int64_t scatterAxis);
 CP_RT_DECLARE_COLLECTIVES(f64)
 CP_RT_DECLARE_COLLECTIVES(f32)
 CP_RT_DECLARE_COLLECTIVES(f16)

@@ -67,6 +67,21 @@ void cp_rt_gpu_relayout(int64_t group, int64_t inRank, void *in,
                         int64_t outRank, void *out, int64_t elementBytes,
                         int64_t seqAxis, int64_t from, int64_t to,
                         void *stream);
+/* reduce_scatter sums, so its entry names the element type T in f64 f32
+ * f16 bf16 i64 i32 i8 (what NCCL sums), e.g. cp_rt_gpu_reduce_scatter_f32. */
+#define CP_RT_GPU_DECLARE_REDUCE_SCATTER(T)                                    \
+  void cp_rt_gpu_reduce_scatter_##T(int64_t group, int64_t inRank, void *in,   \
+                                    int64_t outRank, void *out,                \
+                                    int64_t elementBytes, int64_t scatterAxis, \
+                                    void *stream);
+CP_RT_GPU_DECLARE_REDUCE_SCATTER(f64)
+CP_RT_GPU_DECLARE_REDUCE_SCATTER(f32)
+CP_RT_GPU_DECLARE_REDUCE_SCATTER(f16)
+CP_RT_GPU_DECLARE_REDUCE_SCATTER(bf16)
+CP_RT_GPU_DECLARE_REDUCE_SCATTER(i64)
+CP_RT_GPU_DECLARE_REDUCE_SCATTER(i32)
+CP_RT_GPU_DECLARE_REDUCE_SCATTER(i8)
+#undef CP_RT_GPU_DECLARE_REDUCE_SCATTER
 
 /* A shift on the runtime's communication stream: it starts once the work
  * enqueued on `stream` so far is done, and returns at once. cp_rt_gpu_wait

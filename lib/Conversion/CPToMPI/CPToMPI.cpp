@@ -28,25 +28,6 @@ using namespace mlir::cp;
 
 namespace {
 
-/// The runtime's name for an element type ("f32", "bf16", "i1", ...), or
-/// empty when the runtime has no entry for it.
-std::string elementSuffix(Type type) {
-  if (type.isF64())
-    return "f64";
-  if (type.isF32())
-    return "f32";
-  if (type.isF16())
-    return "f16";
-  if (type.isBF16())
-    return "bf16";
-  if (auto integer = dyn_cast<IntegerType>(type)) {
-    unsigned width = integer.getWidth();
-    if (width == 1 || width == 8 || width == 16 || width == 32 || width == 64)
-      return "i" + std::to_string(width);
-  }
-  return "";
-}
-
 struct ConvertCPToMPIPass
     : public cp::impl::ConvertCPToMPIPassBase<ConvertCPToMPIPass> {
   using Base::Base;
@@ -74,7 +55,7 @@ LogicalResult ConvertCPToMPIPass::lowerCollective(Operation *op,
   auto operands = op->getOperands().take_back(2);
   Value input = operands[0], output = operands[1];
   Type element = cast<MemRefType>(input.getType()).getElementType();
-  std::string suffix = elementSuffix(element);
+  std::string suffix = runtimeElementSuffix(element);
   if (suffix.empty())
     return op->emitOpError("has no runtime entry for element type ")
            << element << "; use f64, f32, f16, bf16 or i1/i8/i16/i32/i64";
@@ -91,6 +72,9 @@ LogicalResult ConvertCPToMPIPass::lowerCollective(Operation *op,
   if (auto gather = dyn_cast<BufferAllGatherOp>(op)) {
     entry = "cp_rt_all_gather_";
     args.push_back(i64(gather.getGatherAxis()));
+  } else if (auto scatter = dyn_cast<BufferReduceScatterOp>(op)) {
+    entry = "cp_rt_reduce_scatter_";
+    args.push_back(i64(scatter.getScatterAxis()));
   } else if (auto allToAll = dyn_cast<BufferAllToAllOp>(op)) {
     entry = "cp_rt_all_to_all_";
     args.append({i64(allToAll.getSplitAxis()), i64(allToAll.getConcatAxis())});

@@ -40,7 +40,7 @@ namespace {
 using GroupHandles = llvm::DenseMap<Operation *, Value>;
 
 /// The runtime entry and the trailing i64 parameters of each collective.
-std::pair<StringRef, SmallVector<int64_t>> entryOf(Operation *op) {
+std::pair<std::string, SmallVector<int64_t>> entryOf(Operation *op) {
   if (auto gather = dyn_cast<BufferAllGatherOp>(op))
     return {"cp_rt_gpu_all_gather",
             {static_cast<int64_t>(gather.getGatherAxis())}};
@@ -48,6 +48,10 @@ std::pair<StringRef, SmallVector<int64_t>> entryOf(Operation *op) {
     return {"cp_rt_gpu_all_to_all",
             {static_cast<int64_t>(allToAll.getSplitAxis()),
              static_cast<int64_t>(allToAll.getConcatAxis())}};
+  if (auto scatter = dyn_cast<BufferReduceScatterOp>(op))
+    return {"cp_rt_gpu_reduce_scatter_" +
+                runtimeElementSuffix(scatter.getInput().getType().getElementType()),
+            {static_cast<int64_t>(scatter.getScatterAxis())}};
   if (isa<BufferExchangeOp>(op))
     return {"cp_rt_gpu_exchange_mirror", {}};
   if (auto relayout = dyn_cast<BufferRelayoutOp>(op))
@@ -179,6 +183,16 @@ struct ConvertCPToNCCLPass
         failedAny = true;
         continue;
       }
+      if (auto scatter = dyn_cast<BufferReduceScatterOp>(op)) {
+        Type element = scatter.getInput().getType().getElementType();
+        if (element.isInteger(16)) {
+          op->emitOpError("sums ")
+              << element << " elements, which NCCL cannot; use i32 or a "
+              << "float type on GPUs";
+          failedAny = true;
+          continue;
+        }
+      }
       auto grid = lookupStaticGrid(
           op, op->getAttrOfType<FlatSymbolRefAttr>("grid").getValue());
       if (!grid) {
@@ -227,6 +241,7 @@ struct ConvertCPToNCCLPass
                                                       target);
     populateGpuToLLVMConversionPatterns(converter, patterns);
     patterns.add<CollectiveToRuntimeCall<BufferAllGatherOp>,
+                 CollectiveToRuntimeCall<BufferReduceScatterOp>,
                  CollectiveToRuntimeCall<BufferAllToAllOp>,
                  CollectiveToRuntimeCall<BufferExchangeOp>,
                  CollectiveToRuntimeCall<BufferShiftOp>,
@@ -234,7 +249,8 @@ struct ConvertCPToNCCLPass
                  CollectiveToRuntimeCall<BufferShiftStartOp>>(converter,
                                                               handles);
     patterns.add<WaitToRuntimeCall>(converter);
-    target.addIllegalOp<BufferAllGatherOp, BufferAllToAllOp, BufferExchangeOp,
+    target.addIllegalOp<BufferAllGatherOp, BufferAllToAllOp, BufferReduceScatterOp,
+                        BufferExchangeOp,
                         BufferShiftOp, BufferRelayoutOp, BufferShiftStartOp,
                         BufferWaitOp>();
     if (failed(applyPartialConversion(module, target, std::move(patterns))))

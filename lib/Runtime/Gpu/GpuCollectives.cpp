@@ -108,7 +108,7 @@ void checkFlat(const Call &c) {
   if (c.kind == CP_RT_ALL_TO_ALL)
     flat = flat && outerSize(c.input, c.params[0]) == 1 &&
            outerSize(c.output, c.params[1]) == 1;
-  if (c.kind == CP_RT_RELAYOUT)
+  if (c.kind == CP_RT_RELAYOUT || c.kind == CP_RT_REDUCE_SCATTER)
     flat = flat && outerSize(c.input, c.params[0]) == 1;
   if (!flat)
     c.fail("GPU collectives need dense buffers exchanged along their "
@@ -162,6 +162,26 @@ void sendReceiveWithNccl(const Call &c, ncclComm_t comm, CUstream stream) {
   checkNccl(ncclGroupEnd(), c, "ncclGroupEnd");
 }
 
+/// The NCCL datatype of a reduce_scatter's elements (its Call's type).
+ncclDataType_t ncclTypeOf(const Call &c) {
+  std::string type = c.type;
+  if (type == "f64")
+    return ncclFloat64;
+  if (type == "f32")
+    return ncclFloat32;
+  if (type == "f16")
+    return ncclFloat16;
+  if (type == "bf16")
+    return ncclBfloat16;
+  if (type == "i64")
+    return ncclInt64;
+  if (type == "i32")
+    return ncclInt32;
+  if (type == "i8")
+    return ncclInt8;
+  c.fail("NCCL cannot sum elements of type " + type);
+}
+
 void runWithNccl(const Call &c, CUstream stream) {
   ncclComm_t comm = ncclCommunicatorOf(c);
   const void *send = c.input.base;
@@ -180,6 +200,14 @@ void runWithNccl(const Call &c, CUstream stream) {
   case CP_RT_RELAYOUT:
     relayoutWithNccl(c, comm, stream);
     break;
+  case CP_RT_REDUCE_SCATTER: {
+    size_t count =
+        static_cast<size_t>(c.output.numBytes() / c.output.elementBytes);
+    checkNccl(ncclReduceScatter(send, recv, count, ncclTypeOf(c), ncclSum,
+                                comm, stream),
+              c, "ncclReduceScatter");
+    break;
+  }
   default:
     sendReceiveWithNccl(c, comm, stream);
     break;
@@ -207,10 +235,10 @@ void runStagedThroughMpi(const Call &c, CUstream stream) {
 
 Call checkedCall(cp_rt_collective kind, int64_t group, int64_t inRank, void *in,
                  int64_t outRank, void *out, int64_t elementBytes,
-                 int64_t param0, int64_t param1) {
+                 int64_t param0, int64_t param1, const char *type = "bytes") {
   ensureCudaContext();
   Call call(kind, group, StridedView::fromDescriptor(inRank, in, elementBytes),
-            StridedView::fromDescriptor(outRank, out, elementBytes), "bytes",
+            StridedView::fromDescriptor(outRank, out, elementBytes), type,
             param0, param1);
   checkFlat(call);
   return call;
@@ -218,9 +246,9 @@ Call checkedCall(cp_rt_collective kind, int64_t group, int64_t inRank, void *in,
 
 void run(cp_rt_collective kind, int64_t group, int64_t inRank, void *in,
          int64_t outRank, void *out, int64_t elementBytes, void *stream,
-         int64_t param0 = 0, int64_t param1 = 0) {
+         int64_t param0 = 0, int64_t param1 = 0, const char *type = "bytes") {
   Call call = checkedCall(kind, group, inRank, in, outRank, out, elementBytes,
-                          param0, param1);
+                          param0, param1, type);
   auto cuStream = static_cast<CUstream>(stream);
   if (useMpiStaging())
     runStagedThroughMpi(call, cuStream);
@@ -273,6 +301,23 @@ void cp_rt_gpu_relayout(int64_t group, int64_t inRank, void *in,
   run(CP_RT_RELAYOUT, group, inRank, in, outRank, out, elementBytes, stream,
       seqAxis, from * 2 + to);
 }
+
+#define CP_RT_GPU_DEFINE_REDUCE_SCATTER(T)                                     \
+  void cp_rt_gpu_reduce_scatter_##T(int64_t group, int64_t inRank, void *in,   \
+                                    int64_t outRank, void *out,                \
+                                    int64_t elementBytes, int64_t scatterAxis, \
+                                    void *stream) {                            \
+    run(CP_RT_REDUCE_SCATTER, group, inRank, in, outRank, out, elementBytes,   \
+        stream, scatterAxis, 0, #T);                                           \
+  }
+CP_RT_GPU_DEFINE_REDUCE_SCATTER(f64)
+CP_RT_GPU_DEFINE_REDUCE_SCATTER(f32)
+CP_RT_GPU_DEFINE_REDUCE_SCATTER(f16)
+CP_RT_GPU_DEFINE_REDUCE_SCATTER(bf16)
+CP_RT_GPU_DEFINE_REDUCE_SCATTER(i64)
+CP_RT_GPU_DEFINE_REDUCE_SCATTER(i32)
+CP_RT_GPU_DEFINE_REDUCE_SCATTER(i8)
+#undef CP_RT_GPU_DEFINE_REDUCE_SCATTER
 
 int64_t cp_rt_gpu_shift_start(int64_t group, int64_t inRank, void *in,
                               int64_t outRank, void *out, int64_t elementBytes,

@@ -1,7 +1,7 @@
 //===- collectives-driver.cpp - run compiled cp collectives on MPI ranks --===//
 //
-// Loads a shared object compiled from Inputs/collectives.mlir and runs it on
-// 3 ranks. `static`: every function on x_r[i][j][k] = 1000r + 100i + 10j + k,
+// Loads a shared object compiled from Inputs/collectives.mlir (`static`) or
+// Inputs/collectives-dynamic.mlir (`dynamic`) and runs it on 3 ranks. `static`: every function on x_r[i][j][k] = 1000r + 100i + 10j + k,
 // compared element by element with what the op's definition says rank r must
 // receive. `dynamic ROWS,ROWS,ROWS`: @gather_dynamic with this rank's row
 // count from the list, checked when the counts agree (when they do not, the
@@ -15,6 +15,7 @@
 #include <dlfcn.h>
 
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -45,10 +46,12 @@ void *entry(void *lib, const std::string &name) {
 }
 
 /// Calls `name` on this rank's x (2x6x4) into an output of `outSizes` and
-/// counts the elements that differ from `expected(i, j, k)`.
+/// counts the elements that differ from `expected(i, j, k)` by more than
+/// `tolerance` relative to it (0: exactly).
 int runStatic(void *lib, const std::string &name, int rank,
               std::array<int64_t, 3> outSizes,
-              std::function<float(int64_t, int64_t, int64_t)> expected) {
+              std::function<float(int64_t, int64_t, int64_t)> expected,
+              float tolerance = 0) {
   std::vector<float> x(2 * 6 * 4);
   for (int64_t i = 0; i < 2; ++i)
     for (int64_t j = 0; j < 6; ++j)
@@ -62,8 +65,9 @@ int runStatic(void *lib, const std::string &name, int rank,
   for (int64_t i = 0; i < outSizes[0]; ++i)
     for (int64_t j = 0; j < outSizes[1]; ++j)
       for (int64_t k = 0; k < outSizes[2]; ++k)
-        wrong +=
-            out[(i * outSizes[1] + j) * outSizes[2] + k] != expected(i, j, k);
+        wrong += std::fabs(out[(i * outSizes[1] + j) * outSizes[2] + k] -
+                           expected(i, j, k)) >
+                 tolerance * std::fabs(expected(i, j, k));
   std::printf("rank %d: %s: %d wrong\n", rank, name.c_str(), wrong);
   return wrong;
 }
@@ -87,6 +91,30 @@ int runAllStatic(void *lib, int r) {
                      [&](auto i, auto j, auto k) {
                        return input(j / 2, i, 2 * r + j % 2, k);
                      });
+  // The sum over ranks q of x_q, block r along the scattered dim.
+  auto summed = [&](int64_t i, int64_t j, int64_t k) {
+    float total = 0;
+    for (int64_t q = 0; q < p; ++q)
+      total += input(q, i, j, k);
+    return total;
+  };
+  wrong += runStatic(lib, "reduce_scatter_axis1", r, {2, 2, 4},
+                     [&](auto i, auto j, auto k) {
+                       return summed(i, 2 * r + j, k);
+                     });
+  wrong += runStatic(lib, "reduce_scatter_slice_axis2", r, {2, 6, 1},
+                     [&](auto i, auto j, auto) {
+                       return summed(i, j, 1 + r);
+                     });
+  // Three roundings of the inputs and two of the sums: 5 half-ulps.
+  wrong += runStatic(
+      lib, "reduce_scatter_bf16", r, {2, 2, 4},
+      [&](auto i, auto j, auto k) { return summed(i, 2 * r + j, k); },
+      5 * 0x1p-9f);
+  wrong += runStatic(
+      lib, "reduce_scatter_f16", r, {2, 2, 4},
+      [&](auto i, auto j, auto k) { return summed(i, 2 * r + j, k); },
+      5 * 0x1p-12f);
   wrong += runStatic(
       lib, "exchange_mirror", r, {2, 6, 4},
       [&](auto i, auto j, auto k) { return input(p - 1 - r, i, j, k); });

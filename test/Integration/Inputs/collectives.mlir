@@ -2,6 +2,7 @@
 // directions, for 3 ranks. Inputs/collectives-driver.cpp computes what each
 // function must return from the ops' definitions.
 shard.grid @cp(shape = 3)
+#id = affine_map<(i, j, k) -> (i, j, k)>
 
 func.func @gather_axis1(%x: tensor<2x6x4xf32>) -> tensor<2x18x4xf32> {
   %0 = cp.all_gather %x on @cp grid_axes = [0] gather_axis = 1 : tensor<2x6x4xf32> -> tensor<2x18x4xf32>
@@ -25,6 +26,57 @@ func.func @all_to_all_1_1(%x: tensor<2x6x4xf32>) -> tensor<2x6x4xf32> {
   return %0 : tensor<2x6x4xf32>
 }
 
+// Rank r gets block r (2 of 6 along dim 1) of the sum over ranks.
+func.func @reduce_scatter_axis1(%x: tensor<2x6x4xf32>) -> tensor<2x2x4xf32> {
+  %0 = cp.reduce_scatter %x on @cp grid_axes = [0] scatter_axis = 1 : tensor<2x6x4xf32> -> tensor<2x2x4xf32>
+  return %0 : tensor<2x2x4xf32>
+}
+
+// From a strided slice (columns 1..3), scattered along the innermost dim.
+func.func @reduce_scatter_slice_axis2(%x: tensor<2x6x4xf32>) -> tensor<2x6x1xf32> {
+  %s = tensor.extract_slice %x[0, 0, 1] [2, 6, 3] [1, 1, 1] : tensor<2x6x4xf32> to tensor<2x6x3xf32>
+  %0 = cp.reduce_scatter %s on @cp grid_axes = [0] scatter_axis = 2 : tensor<2x6x3xf32> -> tensor<2x6x1xf32>
+  return %0 : tensor<2x6x1xf32>
+}
+
+// 16-bit floats are summed too (in f32 per pair, rounded back).
+func.func @reduce_scatter_bf16(%x: tensor<2x6x4xf32>) -> tensor<2x2x4xf32> {
+  %e = tensor.empty() : tensor<2x6x4xbf16>
+  %h = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x : tensor<2x6x4xf32>) outs(%e : tensor<2x6x4xbf16>) {
+  ^bb0(%a: f32, %b: bf16):
+    %c = arith.truncf %a : f32 to bf16
+    linalg.yield %c : bf16
+  } -> tensor<2x6x4xbf16>
+  %0 = cp.reduce_scatter %h on @cp grid_axes = [0] scatter_axis = 1 : tensor<2x6x4xbf16> -> tensor<2x2x4xbf16>
+  %e2 = tensor.empty() : tensor<2x2x4xf32>
+  %f = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%0 : tensor<2x2x4xbf16>) outs(%e2 : tensor<2x2x4xf32>) {
+  ^bb0(%a: bf16, %b: f32):
+    %c = arith.extf %a : bf16 to f32
+    linalg.yield %c : f32
+  } -> tensor<2x2x4xf32>
+  return %f : tensor<2x2x4xf32>
+}
+func.func @reduce_scatter_f16(%x: tensor<2x6x4xf32>) -> tensor<2x2x4xf32> {
+  %e = tensor.empty() : tensor<2x6x4xf16>
+  %h = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x : tensor<2x6x4xf32>) outs(%e : tensor<2x6x4xf16>) {
+  ^bb0(%a: f32, %b: f16):
+    %c = arith.truncf %a : f32 to f16
+    linalg.yield %c : f16
+  } -> tensor<2x6x4xf16>
+  %0 = cp.reduce_scatter %h on @cp grid_axes = [0] scatter_axis = 1 : tensor<2x6x4xf16> -> tensor<2x2x4xf16>
+  %e2 = tensor.empty() : tensor<2x2x4xf32>
+  %f = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%0 : tensor<2x2x4xf16>) outs(%e2 : tensor<2x2x4xf32>) {
+  ^bb0(%a: f16, %b: f32):
+    %c = arith.extf %a : f16 to f32
+    linalg.yield %c : f32
+  } -> tensor<2x2x4xf32>
+  return %f : tensor<2x2x4xf32>
+}
+
 func.func @exchange_mirror(%x: tensor<2x6x4xf32>) -> tensor<2x6x4xf32> {
   %0 = cp.exchange %x on @cp grid_axes = [0] partner = mirror : tensor<2x6x4xf32>
   return %0 : tensor<2x6x4xf32>
@@ -38,11 +90,4 @@ func.func @shift_forward(%x: tensor<2x6x4xf32>) -> tensor<2x6x4xf32> {
 func.func @shift_back(%x: tensor<2x6x4xf32>) -> tensor<2x6x4xf32> {
   %0 = cp.shift %x on @cp grid_axes = [0] offset = -1 : tensor<2x6x4xf32>
   return %0 : tensor<2x6x4xf32>
-}
-
-// An all-gather whose row count is known only at run time: ranks that pass
-// different counts would hang a plain MPI_Allgather.
-func.func @gather_dynamic(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
-  %0 = cp.all_gather %x on @cp grid_axes = [0] gather_axis = 0 : tensor<?x4xf32> -> tensor<?x4xf32>
-  return %0 : tensor<?x4xf32>
 }

@@ -36,6 +36,6 @@ void CPDialect::initialize() {
   // (registerBufferizableOpInterfaceExternalModels).
   declarePromisedInterfaces<bufferization::BufferizableOpInterface, AttentionOp,
                             LocalAttentionOp, AllGatherOp, AllToAllOp,
-                            ExchangeOp, ShiftOp, RelayoutOp, MergeOp,
+                            ReduceScatterOp, ExchangeOp, ShiftOp, RelayoutOp, MergeOp,
                             OffsetMaskOp>();
 }

@@ -1,7 +1,7 @@
 //===- CollectiveOps.cpp - collectives over a process group ---------------===//
 //
-// Verifiers and folders of all_gather, all_to_all, exchange, shift and
-// relayout, of their buffer forms, and of the split-phase shift.
+// Verifiers and folders of all_gather, all_to_all, reduce_scatter,
+// exchange, shift and relayout, of their buffer forms, and of the split-phase shift.
 //
 //===----------------------------------------------------------------------===//
 
@@ -207,6 +207,61 @@ OpFoldResult RelayoutOp::fold(FoldAdaptor) {
   return {};
 }
 
+/// reduce_scatter's rules without the group size: a summable element type.
+static LogicalResult verifyReduceScatter(Operation *op, ShapedType in,
+                                         ShapedType out, int64_t axis) {
+  if (failed(verifyReshapingCollective(op, in, out,
+                                       {{"scatter_axis", axis}})))
+    return failure();
+  Type element = in.getElementType();
+  if (!isa<FloatType>(element) &&
+      !(element.isInteger() && element.getIntOrFloatBitWidth() >= 8))
+    return op->emitOpError("sums its inputs, so it needs a float or an "
+                           "integer element type of 8 bits or more, got ")
+           << element;
+  return success();
+}
+
+/// reduce_scatter's rule that needs the group size P: the scattered dim
+/// splits into P blocks, one per rank.
+static LogicalResult verifyReduceScatterGroup(Operation *op, ShapedType in,
+                                              ShapedType out, int64_t axis,
+                                              int64_t p) {
+  int64_t inDim = in.getDimSize(axis), outDim = out.getDimSize(axis);
+  if (!isStatic(p) || !isStatic(inDim))
+    return success();
+  if (inDim % p != 0)
+    return op->emitOpError("scatter_axis ")
+           << axis << " has size " << inDim << ", which the group size P = "
+           << p << " does not divide; pad it to a multiple of " << p;
+  if (knownDifferent(outDim, inDim / p))
+    return op->emitOpError("expects result dim ")
+           << axis << " to be input dim / P = " << inDim << " / " << p
+           << " = " << inDim / p << ", got " << outDim;
+  return success();
+}
+
+LogicalResult ReduceScatterOp::verify() {
+  return verifyReduceScatter(*this, getInput().getType(), getType(),
+                             getScatterAxis());
+}
+
+LogicalResult
+ReduceScatterOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  FailureOr<int64_t> groupSize =
+      verifyGroup(*this, getGridAttr(), getGridAxes(), symbolTable);
+  if (failed(groupSize))
+    return failure();
+  return verifyReduceScatterGroup(*this, getInput().getType(), getType(),
+                                  getScatterAxis(), *groupSize);
+}
+
+OpFoldResult ReduceScatterOp::fold(FoldAdaptor) {
+  if (getGroupSize() == 1 && getInput().getType() == getType())
+    return getInput();
+  return {};
+}
+
 //===----------------------------------------------------------------------===//
 // Buffer forms: the tensor forms' rules applied to memref types
 //===----------------------------------------------------------------------===//
@@ -226,6 +281,22 @@ BufferAllGatherOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   return verifyAllGatherGroup(*this, getInput().getType(),
                               getOutput().getType(), getGatherAxis(),
                               *groupSize);
+}
+
+LogicalResult BufferReduceScatterOp::verify() {
+  return verifyReduceScatter(*this, getInput().getType(),
+                             getOutput().getType(), getScatterAxis());
+}
+
+LogicalResult
+BufferReduceScatterOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  FailureOr<int64_t> groupSize =
+      verifyGroup(*this, getGridAttr(), getGridAxes(), symbolTable);
+  if (failed(groupSize))
+    return failure();
+  return verifyReduceScatterGroup(*this, getInput().getType(),
+                                  getOutput().getType(), getScatterAxis(),
+                                  *groupSize);
 }
 
 LogicalResult BufferAllToAllOp::verify() {

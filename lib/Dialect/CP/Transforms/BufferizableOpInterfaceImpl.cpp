@@ -173,7 +173,7 @@ struct LocalAttentionModel
 //===----------------------------------------------------------------------===//
 
 /// A collective's result is a fresh buffer shaped like its input, except
-/// along the axes it reshapes (all_gather, all_to_all).
+/// along the axes it reshapes (all_gather, all_to_all, reduce_scatter).
 template <typename TensorOp, typename BufferOp>
 struct CollectiveModel
     : public AllocatingOpModel<CollectiveModel<TensorOp, BufferOp>, TensorOp> {
@@ -217,6 +217,8 @@ struct CollectiveModel
   static bool reshapes(Operation *op, int64_t d) {
     if (auto gather = dyn_cast<AllGatherOp>(op))
       return d == static_cast<int64_t>(gather.getGatherAxis());
+    if (auto scatter = dyn_cast<ReduceScatterOp>(op))
+      return d == static_cast<int64_t>(scatter.getScatterAxis());
     if (auto allToAll = dyn_cast<AllToAllOp>(op))
       return allToAll.getSplitAxis() != allToAll.getConcatAxis() &&
              (d == static_cast<int64_t>(allToAll.getSplitAxis()) ||
@@ -231,7 +233,8 @@ struct CollectiveModel
       return dim;
     Value p = arith::ConstantIndexOp::create(rewriter, loc, groupSize);
     auto allToAll = dyn_cast<AllToAllOp>(op);
-    if (allToAll && d == static_cast<int64_t>(allToAll.getSplitAxis()))
+    if ((allToAll && d == static_cast<int64_t>(allToAll.getSplitAxis())) ||
+        isa<ReduceScatterOp>(op))
       return arith::DivUIOp::create(rewriter, loc, dim, p);
     return arith::MulIOp::create(rewriter, loc, dim, p);
   }
@@ -381,6 +384,8 @@ void mlir::cp::registerBufferizableOpInterfaceExternalModels(
     LocalAttentionOp::attachInterface<LocalAttentionModel>(*ctx);
     AllGatherOp::attachInterface<
         CollectiveModel<AllGatherOp, BufferAllGatherOp>>(*ctx);
+    ReduceScatterOp::attachInterface<
+        CollectiveModel<ReduceScatterOp, BufferReduceScatterOp>>(*ctx);
     AllToAllOp::attachInterface<CollectiveModel<AllToAllOp, BufferAllToAllOp>>(
         *ctx);
     ExchangeOp::attachInterface<CollectiveModel<ExchangeOp, BufferExchangeOp>>(

@@ -140,6 +140,19 @@ public:
   SmallVector<Value> temporaries;
 };
 
+/// `block` with P of them stacked along dim 0, or an error on `op` when
+/// that size overflows int64.
+FailureOr<SmallVector<int64_t>> stackedShape(Operation *op,
+                                             ArrayRef<int64_t> block,
+                                             int64_t p) {
+  SmallVector<int64_t> stacked(block);
+  if (llvm::MulOverflow(stacked[0], p, stacked[0]))
+    return op->emitOpError("cp-pack-collectives stacks P = ")
+           << p << " blocks of " << block[0]
+           << " along dim 0, which overflows int64";
+  return stacked;
+}
+
 /// The same collective on other buffers and axes.
 template <typename BufferOp>
 BufferOp recreate(OpBuilder &b, BufferOp op, Value input, Value output) {
@@ -154,14 +167,13 @@ LogicalResult packAllGather(BufferAllGatherOp op, int64_t p) {
   if (isDense(op.getInput()) && isDense(op.getOutput()) &&
       outerSize(op.getOutput().getType().getShape(), axis) == 1)
     return success();
-  SmallVector<int64_t> stacked(in.getShape());
-  if (llvm::MulOverflow(stacked[0], p, stacked[0]))
-    return op.emitOpError("cp-pack-collectives stacks P = ")
-           << p << " blocks of " << in.getDimSize(0)
-           << " along dim 0, which overflows int64";
+  FailureOr<SmallVector<int64_t>> stacked =
+      stackedShape(op, in.getShape(), p);
+  if (failed(stacked))
+    return failure();
   Packer k(op);
   Value send = k.denseInput(op.getInput());
-  Value recv = k.alloc(stacked, in.getElementType());
+  Value recv = k.alloc(*stacked, in.getElementType());
   auto gathered = recreate(k.b, op, send, recv);
   gathered.setGatherAxis(0);
   k.copyBlocks(recv, 0, op.getOutput(), axis, p);
@@ -180,19 +192,44 @@ LogicalResult packAllToAll(BufferAllToAllOp op, int64_t p) {
   // Part j of the input goes to rank j: stack the parts along dim 0.
   SmallVector<int64_t> part(in.getShape());
   part[split] /= p;
-  SmallVector<int64_t> stacked(part);
-  if (llvm::MulOverflow(stacked[0], p, stacked[0]))
-    return op.emitOpError("cp-pack-collectives stacks P = ")
-           << p << " parts of " << part[0]
-           << " along dim 0, which overflows int64";
+  FailureOr<SmallVector<int64_t>> stacked = stackedShape(op, part, p);
+  if (failed(stacked))
+    return failure();
   Packer k(op);
-  Value send = k.alloc(stacked, in.getElementType());
+  Value send = k.alloc(*stacked, in.getElementType());
   k.copyBlocks(op.getInput(), split, send, 0, p);
-  Value recv = k.alloc(stacked, in.getElementType());
+  Value recv = k.alloc(*stacked, in.getElementType());
   auto exchanged = recreate(k.b, op, send, recv);
   exchanged.setSplitAxis(0);
   exchanged.setConcatAxis(0);
   k.copyBlocks(recv, 0, op.getOutput(), concat, p);
+  k.release();
+  op.erase();
+  return success();
+}
+
+/// reduce_scatter: stack the P blocks (along the scatter axis) along dim
+/// 0, where rank r's block is a flat range, and reduce-scatter that.
+LogicalResult packReduceScatter(BufferReduceScatterOp op, int64_t p) {
+  auto in = op.getInput().getType();
+  int64_t axis = op.getScatterAxis();
+  if (isDense(op.getInput()) && isDense(op.getOutput()) &&
+      outerSize(in.getShape(), axis) == 1)
+    return success();
+  SmallVector<int64_t> part(in.getShape());
+  part[axis] /= p;
+  FailureOr<SmallVector<int64_t>> stacked = stackedShape(op, part, p);
+  if (failed(stacked))
+    return failure();
+  Packer k(op);
+  Value send = k.alloc(*stacked, in.getElementType());
+  k.copyBlocks(op.getInput(), axis, send, 0, p);
+  Value recv = isDense(op.getOutput()) ? op.getOutput()
+                                       : k.alloc(part, in.getElementType());
+  auto reduced = recreate(k.b, op, send, recv);
+  reduced.setScatterAxis(0);
+  if (recv != op.getOutput())
+    k.copy(recv, op.getOutput());
   k.release();
   op.erase();
   return success();
@@ -265,6 +302,13 @@ struct PackCollectivesPass
                                "size");
       return packAllGather(gather, p);
     }
+    if (auto scatter = dyn_cast<BufferReduceScatterOp>(op)) {
+      int64_t p = scatter.getGroupSize();
+      if (ShapedType::isDynamic(p))
+        return op->emitOpError("cp-pack-collectives needs a static group "
+                               "size");
+      return packReduceScatter(scatter, p);
+    }
     if (auto allToAll = dyn_cast<BufferAllToAllOp>(op)) {
       int64_t p = allToAll.getGroupSize();
       if (ShapedType::isDynamic(p))
@@ -282,8 +326,8 @@ struct PackCollectivesPass
   void runOnOperation() override {
     SmallVector<Operation *> ops;
     getOperation()->walk([&](Operation *op) {
-      if (isa<BufferAllGatherOp, BufferAllToAllOp, BufferExchangeOp,
-              BufferShiftOp, BufferRelayoutOp>(op))
+      if (isa<BufferAllGatherOp, BufferAllToAllOp, BufferReduceScatterOp,
+              BufferExchangeOp, BufferShiftOp, BufferRelayoutOp>(op))
         ops.push_back(op);
     });
     for (Operation *op : ops)

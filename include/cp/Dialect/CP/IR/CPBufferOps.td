@@ -119,6 +119,22 @@ def CP_BufferAllGatherOp : CP_BufferCollectiveOp<"all_gather", "cp.all_gather",
   }];
 }
 
+def CP_BufferReduceScatterOp : CP_BufferCollectiveOp<"reduce_scatter",
+    "cp.reduce_scatter", (ins I64Attr:$scatter_axis),
+    "`scatter_axis` `=` $scatter_axis"> {
+  let description = [{
+    The bufferized form of `cp.reduce_scatter`: the elementwise sum of
+    every process's `input`, block `r` of it along `scatter_axis` written
+    into group rank `r`'s `output`. `convert-cp-to-mpi` lowers it to
+    `MPI_Reduce_scatter_block` in the runtime.
+
+    ```mlir
+    cp.buffer.reduce_scatter %dkf into %dk on @cp grid_axes = [0]
+        scatter_axis = 2 : memref<1x2x256x32xf32> into memref<1x2x64x32xf32>
+    ```
+  }];
+}
+
 def CP_BufferAllToAllOp : CP_BufferCollectiveOp<"all_to_all", "cp.all_to_all",
     (ins I64Attr:$split_axis, I64Attr:$concat_axis),
     "`split_axis` `=` $split_axis `concat_axis` `=` $concat_axis"> {

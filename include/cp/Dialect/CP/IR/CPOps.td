@@ -284,6 +284,35 @@ def CP_AllToAllOp : CP_GroupOp<"all_to_all", [Pure]> {
   let hasFolder = 1;
 }
 
+def CP_ReduceScatterOp : CP_GroupOp<"reduce_scatter", [Pure]> {
+  let summary = "Sum over the group, then scatter blocks along an axis";
+  let description = [{
+    Sums the `input` of every process of the group elementwise and gives
+    group rank `r` block `r` of the sum along `scatter_axis` (the input dim
+    split into P equal blocks, in group rank order). It is the reverse of
+    `cp.all_gather`: the backward of a gathered K/V sums each rank's dK/dV
+    contributions and returns every rank its own rows, sending
+    (P-1)/P of the input where an all-reduce followed by taking one's own
+    block would send twice that. Floats and integers of 8 bits or more are
+    summed; on the host, f16/bf16 pairs are added in f32 and each partial
+    sum is rounded back.
+
+    ```mlir
+    %dk = cp.reduce_scatter %dkf on @cp grid_axes = [0] scatter_axis = 2
+        : tensor<1x2x256x32xf32> -> tensor<1x2x64x32xf32>
+    ```
+  }];
+  let arguments = !con((ins AnyRankedTensor:$input), groupArgs,
+                       (ins I64Attr:$scatter_axis));
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `on` $grid `grid_axes` `=` $grid_axes `scatter_axis` `=` $scatter_axis
+    attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
 def CP_ExchangeOp : CP_GroupOp<"exchange", [Pure, AllTypesMatch<["input", "result"]>]> {
   let summary = "Pairwise swap with a partner process";
   let description = [{

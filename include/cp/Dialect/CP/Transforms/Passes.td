@@ -273,6 +273,9 @@ def PackCollectivesPass : Pass<"cp-pack-collectives"> {
     - `all_to_all` (split `s`, concat `c`): copy input part j (along `s`)
       to block j of a stacked send buffer, exchange along dim 0, copy block
       r to part r (along `c`) of the output;
+    - `reduce_scatter` along dim `a`: copy block r (along `a`) to block r
+      of a stacked send buffer, reduce-scatter along dim 0 into the output
+      (or a dense temporary copied out);
     - `exchange` / `shift`: dense copies of strided inputs or outputs.
 
     The P blocks move in one copy each way, not P: both sides are split
