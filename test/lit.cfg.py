@@ -53,13 +53,16 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 # the test. The ASan runtime (and libstdc++, for its exception
 # interceptors) is preloaded for the programs that are not instrumented but
 # load instrumented code (stock mlir-opt with the plugin, python3 with the
-# package). Leak checking is off: MPI and the CUDA stub
+# package). User poisoning is off: LLVM's header-only BumpPtrAllocator
+# poisons its slabs when compiled with ASan (in cp's code) but the
+# uninstrumented libMLIR.so allocates from the same slabs without
+# unpoisoning them, which ASan would report as use-after-poison. Leak checking is off: MPI and the CUDA stub
 # keep allocations until exit by design.
 if config.cp_enable_sanitizers.upper() in ("ON", "TRUE", "1"):
     config.available_features.add("sanitizers")
     config.environment["ASAN_OPTIONS"] = (
         "detect_leaks=0:abort_on_error=0:exitcode=99:"
-        "verify_asan_link_order=0:handle_segv=1")
+        "verify_asan_link_order=0:handle_segv=1:allow_user_poisoning=0")
     config.environment["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1"
     config.environment["LD_PRELOAD"] = config.cp_sanitizer_preload
 
