@@ -30,6 +30,34 @@ struct KeepScore {
   }
 };
 
+/// Row i's scores against every key of one KV head (`kHead`, [Sk, D]):
+/// scores[j] = scoreMod(scale * q . k_j) + bias, visible[j] whether the
+/// mask allows j and the score is finite, raw[j] (when given) the scaled
+/// dot product before scoreMod. Returns the largest visible score (-inf
+/// when none is).
+template <typename T, typename Allowed, typename Bias, typename ScoreMod>
+T rowScores(const Shape &s, const T *qRow, const T *kHead, int64_t b,
+            int64_t h, int64_t i, T scale, Allowed &allowed, Bias &bias,
+            ScoreMod &scoreMod, std::vector<T> &scores,
+            std::vector<char> &visible, std::vector<T> *raw = nullptr) {
+  T max = -std::numeric_limits<T>::infinity();
+  for (int64_t j = 0; j < s.keys; ++j) {
+    visible[j] = allowed(b, h, i, j);
+    if (!visible[j])
+      continue;
+    T dot = 0;
+    for (int64_t d = 0; d < s.headDim; ++d)
+      dot += qRow[d] * kHead[j * s.headDim + d];
+    if (raw)
+      (*raw)[j] = scale * dot;
+    scores[j] = scoreMod(scale * dot, b, h, i, j) + bias(b, h, i, j);
+    visible[j] = scores[j] != -std::numeric_limits<T>::infinity();
+    if (visible[j] && scores[j] > max)
+      max = scores[j];
+  }
+  return max;
+}
+
 /// out[b, h, i, :] for query rows i in [rowBegin, rowEnd) of a [B, H, Sq, D]
 /// query tensor against [B, Hkv, Sk, D] keys and [B, Hkv, Sk, Dv] values
 /// (row-major). `allowed(b, h, i, j)` says whether row i may see key j;
@@ -56,19 +84,8 @@ void attention(const Shape &s, const T *q, const T *k, const T *v, T *out,
         T *oRow =
             out + ((b * s.heads + h) * (rowEnd - rowBegin) + (i - rowBegin)) *
                       s.valueDim;
-        T max = -std::numeric_limits<T>::infinity();
-        for (int64_t j = 0; j < s.keys; ++j) {
-          visible[j] = allowed(b, h, i, j);
-          if (!visible[j])
-            continue;
-          T dot = 0;
-          for (int64_t d = 0; d < s.headDim; ++d)
-            dot += qRow[d] * kHead[j * s.headDim + d];
-          scores[j] = scoreMod(scale * dot, b, h, i, j) + bias(b, h, i, j);
-          visible[j] = scores[j] != -std::numeric_limits<T>::infinity();
-          if (visible[j] && scores[j] > max)
-            max = scores[j];
-        }
+        T max = rowScores(s, qRow, kHead, b, h, i, scale, allowed, bias,
+                          scoreMod, scores, visible);
         for (int64_t d = 0; d < s.valueDim; ++d)
           oRow[d] = 0;
         T sum = 0;

@@ -64,20 +64,8 @@ void attentionGrad(const Shape &s, const T *q, const T *k, const T *v,
         const T *doRow = dout + row * s.valueDim;
         T *dqRow = dq + row * s.headDim;
         // Scores and the softmax, as in the forward.
-        T max = -std::numeric_limits<T>::infinity();
-        for (int64_t j = 0; j < s.keys; ++j) {
-          visible[j] = allowed(b, h, i, j);
-          if (!visible[j])
-            continue;
-          T dot = 0;
-          for (int64_t d = 0; d < s.headDim; ++d)
-            dot += qRow[d] * k[(kvBase + j) * s.headDim + d];
-          raw[j] = scale * dot;
-          probs[j] = scoreMod(raw[j], b, h, i, j) + bias(b, h, i, j);
-          visible[j] = probs[j] != -std::numeric_limits<T>::infinity();
-          if (visible[j])
-            max = std::max(max, probs[j]);
-        }
+        T max = rowScores(s, qRow, k + kvBase * s.headDim, b, h, i, scale,
+                          allowed, bias, scoreMod, probs, visible, &raw);
         T sum = 0;
         for (int64_t j = 0; j < s.keys; ++j)
           if (visible[j]) {
