@@ -1,7 +1,7 @@
 //===- cp-bench-attention.cpp - local attention throughput ----------------===//
 //
-// Measures the compiled cp.local_attention against baselines in the same
-// run. On CPU (default): f32, the machine's FMA peak probed with
+// Measures the compiled cp.local_attention (and, on CPU, its backward
+// cp.local_attention_grad) against baselines in the same run. On CPU (default): f32, the machine's FMA peak probed with
 // independent AVX2 FMA chains on every core, and the naive full-score
 // attention of ReferenceAttention.h. On GPU (--device gpu, a program from
 // cp-compile --target=nvvm): bf16, next to the device's dense bf16 peak
@@ -67,6 +67,44 @@ std::vector<BenchCase> cases(const Setting &s) {
   return all;
 }
 
+/// The backward's shapes (CPU): the forward's two shortest lengths.
+std::vector<BenchCase> gradCases(const Setting &s) {
+  std::vector<BenchCase> all;
+  for (const BenchCase &c : cases(s))
+    if (c.seq <= s.lengths[std::min<size_t>(1, s.lengths.size() - 1)])
+      all.push_back(c);
+  return all;
+}
+
+/// The forward with its lse (@fwd_*) and cp.local_attention_grad (@grad_*)
+/// of one backward case.
+void emitGradMlir(const Setting &s, const BenchCase &c) {
+  std::string dims = std::to_string(s.batch) + "x" + std::to_string(s.heads) +
+                     "x" + std::to_string(c.seq);
+  std::string t = "tensor<" + dims + "x" + std::to_string(c.headDim) + "xf32>";
+  std::string l = "tensor<" + dims + "xf32>";
+  const char *mask = c.causal ? " mask = causal" : "";
+  std::printf("func.func @fwd_%s(%%q: %s, %%k: %s, %%v: %s) -> (%s, %s) {\n"
+              "  %%c0 = arith.constant 0 : index\n"
+              "  %%o, %%lse = cp.local_attention %%q, %%k, %%v offsets(%%c0, "
+              "%%c0)%s\n      : %s, %s, %s -> %s, %s\n"
+              "  return %%o, %%lse : %s, %s\n}\n",
+              c.name().c_str(), t.c_str(), t.c_str(), t.c_str(), t.c_str(),
+              l.c_str(), mask, t.c_str(), t.c_str(), t.c_str(), t.c_str(),
+              l.c_str(), t.c_str(), l.c_str());
+  std::printf("func.func @grad_%s(%%q: %s, %%k: %s, %%v: %s, %%o: %s, %%lse: "
+              "%s, %%do: %s) -> (%s, %s, %s) {\n"
+              "  %%c0 = arith.constant 0 : index\n"
+              "  %%dq, %%dk, %%dv = cp.local_attention_grad %%q, %%k, %%v, %%o, "
+              "%%lse, %%do offsets(%%c0, %%c0)%s\n"
+              "      : %s, %s, %s, %s, %s, %s -> %s, %s, %s\n"
+              "  return %%dq, %%dk, %%dv : %s, %s, %s\n}\n",
+              c.name().c_str(), t.c_str(), t.c_str(), t.c_str(), t.c_str(),
+              l.c_str(), t.c_str(), t.c_str(), t.c_str(), t.c_str(), mask,
+              t.c_str(), t.c_str(), t.c_str(), t.c_str(), l.c_str(), t.c_str(),
+              t.c_str(), t.c_str(), t.c_str(), t.c_str(), t.c_str(), t.c_str());
+}
+
 void emitMlir(const Setting &s) {
   std::printf("// cp-bench-attention: local attention, B=%lld H=%lld, %s\n",
               (long long)s.batch, (long long)s.heads, s.type);
@@ -84,6 +122,9 @@ void emitMlir(const Setting &s) {
         c.causal ? " mask = causal" : "", t.c_str(), t.c_str(), t.c_str(),
         t.c_str(), t.c_str());
   }
+  if (!s.gpu)
+    for (const BenchCase &c : gradCases(s))
+      emitGradMlir(s, c);
 }
 
 double seconds() {
@@ -135,6 +176,13 @@ double usefulFlops(const Setting &s, const BenchCase &c) {
   double pairs =
       c.causal ? c.seq * (c.seq + 1) / 2.0 : static_cast<double>(c.seq) * c.seq;
   return perHead * pairs * s.batch * s.heads;
+}
+
+/// FlashAttention-2 backward FLOPs the mask leaves: per visible pair, S = QK^T
+/// recomputed (2D), dP = dO V^T (2Dv), dV += P^T dO (2Dv), dQ += dS K (2D)
+/// and dK += dS^T Q (2D), 2.5x the forward's 4D when Dv = D.
+double usefulGradFlops(const Setting &s, const BenchCase &c) {
+  return usefulFlops(s, c) / (4.0 * c.headDim) * 10.0 * c.headDim;
 }
 
 /// Best of `reps` runs of `fn`, in seconds.
@@ -217,6 +265,56 @@ Inputs makeInputs(const Setting &s, const BenchCase &c) {
   store(in.v, in.vBytes);
   in.outBytes.resize(n * s.elementBytes());
   return in;
+}
+
+/// The backward table: cp.local_attention_grad (given the forward's output
+/// and lse) next to the forward with lse at the same shape.
+bool runGrad(const Setting &setting, void *handle, const std::string &lib,
+             double peakGflops) {
+  std::printf("\nbackward (cp.local_attention_grad), FA2 backward FLOPs the "
+              "mask leaves (10 D per visible pair)\n");
+  std::printf("%-8s %-5s %-7s %10s %9s %8s %12s %9s\n", "S_local", "D", "mask",
+              "time_ms", "GFLOP/s", "of_peak", "fwd_GFLOP/s", "bwd/fwd");
+  using P = void *;
+  for (const BenchCase &c : gradCases(setting)) {
+    auto fwd = reinterpret_cast<void (*)(P, P, P, P, P)>(
+        dlsym(handle, ("_mlir_ciface_fwd_" + c.name()).c_str()));
+    auto grad = reinterpret_cast<void (*)(P, P, P, P, P, P, P, P, P)>(
+        dlsym(handle, ("_mlir_ciface_grad_" + c.name()).c_str()));
+    if (!fwd || !grad) {
+      std::fprintf(stderr, "cp-bench-attention: %s's backward not in %s\n",
+                   c.name().c_str(), lib.c_str());
+      return false;
+    }
+    Inputs in = makeInputs(setting, c);
+    int64_t n = setting.batch * setting.heads * c.seq * c.headDim;
+    std::vector<float> o(n), lse(setting.batch * setting.heads * c.seq),
+        gradOut(n), dq(n), dk(n), dv(n);
+    for (int64_t i = 0; i < n; ++i)
+      gradOut[i] = std::sin(0.21 * i + 2);
+    int64_t sizes[4] = {setting.batch, setting.heads, c.seq, c.headDim};
+    auto dQ = denseDescriptor<4>(in.qBytes.data(), sizes);
+    auto dK = denseDescriptor<4>(in.kBytes.data(), sizes);
+    auto dV = denseDescriptor<4>(in.vBytes.data(), sizes);
+    auto dO = denseDescriptor<4>(o.data(), sizes);
+    auto dLse = denseDescriptor<3>(lse.data(), sizes);
+    auto dG = denseDescriptor<4>(gradOut.data(), sizes);
+    auto dDq = denseDescriptor<4>(dq.data(), sizes);
+    auto dDk = denseDescriptor<4>(dk.data(), sizes);
+    auto dDv = denseDescriptor<4>(dv.data(), sizes);
+    fwd(&dQ, &dK, &dV, &dO, &dLse);
+    double tf = best(3, [&] { fwd(&dQ, &dK, &dV, &dO, &dLse); });
+    grad(&dQ, &dK, &dV, &dO, &dLse, &dG, &dDq, &dDk, &dDv); // warm-up
+    double tb =
+        best(3, [&] { grad(&dQ, &dK, &dV, &dO, &dLse, &dG, &dDq, &dDk, &dDv); });
+    double rate = usefulGradFlops(setting, c) / tb / 1e9;
+    std::printf("%-8lld %-5lld %-7s %10.2f %9.1f %7.1f%% %12.1f %8.2fx\n",
+                (long long)c.seq, (long long)c.headDim,
+                c.causal ? "causal" : "none", tb * 1e3, rate,
+                100 * rate / peakGflops,
+                usefulFlops(setting, c) / tf / 1e9, tb / tf);
+  }
+  return true;
 }
 
 } // namespace
@@ -324,5 +422,7 @@ int main(int argc, char **argv) {
       std::printf("%-8s %-5s %-7s causal is %.2fx faster than none\n", "", "",
                   "", noneTime / t);
   }
+  if (!gpu)
+    return runGrad(setting, handle, lib, peakGflops) ? 0 : 1;
   return 0;
 }

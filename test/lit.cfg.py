@@ -97,6 +97,19 @@ config.substitutions.append((
     "--case alibi=causal+alibi "
     "--case all=window:20+document+causal-mod+softcap:3+alibi"))
 
+# The backward's cases (cp-run-attention +grad): no mask, causal, an odd
+# sliding window, an explicit i1 mask per head (rows that see nothing
+# included), a local explicit mask with causal, an additive bias, a document
+# mask_mod, and tanh soft-capping with ALiBi (score_mod derivatives).
+config.substitutions.append((
+    "%grad_cases",
+    "--case none=none+grad --case causal=causal+grad "
+    "--case window=window:7+grad --case explicit=explicit-global+grad "
+    "--case local_explicit=causal+explicit-local+grad "
+    "--case bias=bias-global+grad --case document=document+grad "
+    "--case softcap=causal+softcap:5+grad "
+    "--case alibi_softcap=alibi+softcap:3+grad"))
+
 # Programs under MPI: one OpenMP thread per rank (the ranks already share
 # the cores), and a time limit so that a hang fails instead of blocking.
 mpirun = shutil.which("mpirun")

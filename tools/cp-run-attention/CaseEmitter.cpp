@@ -1,7 +1,9 @@
 //===- CaseEmitter.cpp - the cp IR of cp-run-attention's cases ------------===//
 //
 // cp.attention on the CP grid (a scheme pass decides how), or, with +lse,
-// cp.local_attention itself, with the mask and score regions of the case.
+// cp.local_attention itself, or, with +grad, cp.local_attention and its
+// gradient cp.local_attention_grad, with the mask and score regions of the
+// case.
 //
 //===----------------------------------------------------------------------===//
 
@@ -62,7 +64,11 @@ public:
 
   std::string emit() const {
     std::string body;
-    if (!cs.lse)
+    if (cs.grad && shardedGrad())
+      body = shardedGradient();
+    else if (cs.grad)
+      body = localGradient();
+    else if (!cs.lse)
       body = shardedAttention();
     else if (!cs.merge)
       body = localAttention("%q", "%k", "%v", "%m", "%qo", "%ko", c.seq, "%o",
@@ -71,8 +77,11 @@ public:
     else
       body = mergedHalves();
     std::string results = cs.lse ? "(" + oType + ", " + lseType + ")" : oType;
+    if (cs.grad)
+      results = shardedGrad() ? "(" + gradTypes() + ")"
+                              : "(" + oType + ", " + gradTypes() + ")";
     std::string offsets;
-    if (cs.lse)
+    if (cs.lse || (cs.grad && !shardedGrad()))
       offsets = "  %qo = arith.constant " + std::to_string(cs.qOffset) +
                 " : index\n  %ko = arith.constant " +
                 std::to_string(cs.kvOffset) + " : index\n";
@@ -80,7 +89,11 @@ public:
         cs.document ? ", %seg: " + tensorType({c.seq}, "i32") : std::string();
     return "func.func @" + cs.name + "(%q: " + qType + ", %k: " + kType +
            ", %v: " + vType + (maskType.empty() ? "" : ", %m: " + maskType) +
-           seg + ") -> " + results + " {\n" + offsets + body + "}\n";
+           seg +
+           (shardedGrad() ? ", %o: " + oType + ", %lse: " + lseType
+                          : std::string()) +
+           (cs.grad ? ", %do: " + oType : std::string()) + ") -> " +
+           results + " {\n" + offsets + body + "}\n";
   }
 
 private:
@@ -157,11 +170,8 @@ private:
     std::string scheme = c.scheme.empty() ? "" : " scheme = " + c.scheme;
     std::string mask = maskType.empty() ? "" : " explicit_mask %m";
     std::string layout = c.zigzag ? " layout = zigzag" : "";
-    std::string mods =
-        cs.document ? " mod_operands(%seg : " + tensorType({c.seq}, "i32") + ")"
-                    : std::string();
     std::string regions = modRegions();
-    return "  %o = cp.attention %q, %k, %v" + mask + mods +
+    return "  %o = cp.attention %q, %k, %v" + mask + modOperands() +
            " on @cp grid_axes = [0]" + structured + layout + scheme +
            (regions.empty() ? "\n" : "\n" + regions) + "      : " + qType +
            ", " + kType + ", " + vType +
@@ -187,10 +197,63 @@ private:
                       cs.explicitMask == Case::Explicit::globalBias ? t : "i1");
       mask = " explicit_mask " + m;
     }
+    std::string regions = modRegions();
     return "  " + o + ", " + lse + " = cp.local_attention " + q + ", " + k +
-           ", " + v + " offsets(" + qo + ", " + ko + ")" + mask + structured +
-           "\n      : " + qType + ", " + kt + ", " + vt +
-           (mt.empty() ? "" : ", " + mt) + " -> " + oType + ", " + lseType +
+           ", " + v + " offsets(" + qo + ", " + ko + ")" + mask +
+           modOperands() + structured +
+           (regions.empty() ? "\n" : "\n" + regions) + "      : " + qType +
+           ", " + kt + ", " + vt + (mt.empty() ? "" : ", " + mt) + " -> " +
+           oType + ", " + lseType + "\n";
+  }
+
+  /// +grad with --scheme: cp.attention_grad on the CP grid, given the
+  /// forward's output and lse.
+  bool shardedGrad() const { return cs.grad && !c.scheme.empty(); }
+
+  /// cp.attention_grad of this rank's shards; a scheme pass decides how.
+  std::string shardedGradient() const {
+    std::string mask = maskType.empty() ? "" : " explicit_mask %m";
+    std::string layout = c.zigzag ? " layout = zigzag" : "";
+    std::string regions = modRegions();
+    return "  %dq, %dk, %dv = cp.attention_grad %q, %k, %v, %o, %lse, %do" +
+           mask + modOperands() + " on @cp grid_axes = [0]" + structured +
+           layout + " scheme = " + c.scheme +
+           (regions.empty() ? "\n" : "\n" + regions) + "      : " + qType +
+           ", " + kType + ", " + vType + ", " + oType + ", " + lseType + ", " +
+           oType + (maskType.empty() ? "" : ", " + maskType) + " -> " +
+           gradTypes() + "\n  return %dq, %dk, %dv : " + gradTypes() + "\n";
+  }
+
+  /// " mod_operands(...)" for a document mask, else empty.
+  std::string modOperands() const {
+    return cs.document
+               ? " mod_operands(%seg : " + tensorType({c.seq}, "i32") + ")"
+               : std::string();
+  }
+
+  /// The f32 gradients dq, dk, dv of one block (--P 1).
+  std::string gradTypes() const {
+    int64_t l = c.localLen();
+    return tensorType({c.batch, c.heads, l, c.headDim}, "f32") + ", " +
+           tensorType({c.batch, c.kvHeads, l, c.headDim}, "f32") + ", " +
+           tensorType({c.batch, c.kvHeads, l, c.valueDim}, "f32");
+  }
+
+  /// The forward of the block, then cp.local_attention_grad with the loss
+  /// gradient %do; returns the output and the gradients.
+  std::string localGradient() const {
+    std::string text = localAttention("%q", "%k", "%v", "%m", "%qo", "%ko",
+                                      c.seq, "%o", "%lse");
+    std::string mask = maskType.empty() ? "" : " explicit_mask %m";
+    std::string regions = modRegions();
+    text += "  %dq, %dk, %dv = cp.local_attention_grad %q, %k, %v, %o, %lse, "
+            "%do offsets(%qo, %ko)" +
+            mask + modOperands() + structured +
+            (regions.empty() ? "\n" : "\n" + regions) + "      : " + qType +
+            ", " + kType + ", " + vType + ", " + oType + ", " + lseType + ", " +
+            oType + (maskType.empty() ? "" : ", " + maskType) + " -> " +
+            gradTypes() + "\n";
+    return text + "  return %o, %dq, %dk, %dv : " + oType + ", " + gradTypes() +
            "\n";
   }
 

@@ -118,6 +118,14 @@ double modifiedScore(const Case &c, int64_t heads, double score, int64_t h,
   return score;
 }
 
+double modifiedScoreSlope(const Case &c, double score) {
+  // ALiBi adds a constant; soft-capping is C tanh(s / C).
+  if (c.softcap <= 0)
+    return 1.0;
+  double t = std::tanh(score / c.softcap);
+  return 1.0 - t * t;
+}
+
 bool structuredAllows(const Case &c, int64_t q, int64_t k) {
   if (c.structured == "causal")
     return k <= q;

@@ -56,6 +56,9 @@ std::vector<int32_t> segmentIds(int64_t length);
 double modifiedScore(const Case &c, int64_t heads, double score, int64_t h,
                      int64_t q, int64_t k);
 
+/// The derivative of modifiedScore with respect to the score.
+double modifiedScoreSlope(const Case &c, double score);
+
 /// Whether the structured mask of `c` lets query `q` see key `k`.
 bool structuredAllows(const Case &c, int64_t q, int64_t k);
 

@@ -23,7 +23,7 @@ namespace {
       "usage: cp-run-attention --P N --B N --H N --Hkv N --S N --D N --Dv N\n"
       "         [--dtype f32|f16|bf16] --case NAME=MASK [--case ...]\n"
       "         [--layout contiguous|zigzag]\n"
-      "         (--emit-mlir [--scheme S] | --lib FILE.so [--tol X]\n"
+      "         (--emit-mlir [--scheme S] | --lib FILE.so [--tol X] [--grad-tol X]\n"
       "          [--expect-bytes N] [--repeat N] [--device cpu|gpu])\n"
       "  MASK: none | causal | window:W, optionally +explicit-global,\n"
       "        +explicit-local or +bias-global (e.g. causal+explicit-global),\n"
@@ -68,6 +68,8 @@ Case parseCase(const std::string &text) {
       c.alibi = true;
     } else if (part == "lse") {
       c.lse = true;
+    } else if (part == "grad") {
+      c.grad = true;
     } else if (part == "merge") {
       c.merge = true;
     } else if (part.rfind("at:", 0) == 0) {
@@ -130,7 +132,9 @@ Config parseArgs(int argc, char **argv) {
         usageError("--layout must be contiguous or zigzag, got '" + layout +
                    "'");
       c.zigzag = layout == "zigzag";
-    } else if (a == "--tol" && i + 1 < argc)
+    } else if (a == "--grad-tol" && i + 1 < argc)
+      c.gradTolerance = std::atof(argv[++i]);
+    else if (a == "--tol" && i + 1 < argc)
       c.tolerance = std::atof(argv[++i]);
     else if (a == "--dtype" && i + 1 < argc) {
       std::string t = argv[++i];
@@ -163,10 +167,21 @@ Config parseArgs(int argc, char **argv) {
     if (cs.lse && c.p != 1)
       usageError("+lse needs --P 1: only cp.local_attention returns the "
                  "log-sum-exp");
+    if (cs.grad && c.scheme.empty() && (c.p != 1 || c.zigzag))
+      usageError("+grad without --scheme checks cp.local_attention_grad on "
+                 "one block: it needs --P 1 and the contiguous layout");
+    if (cs.grad && (cs.lse || cs.merge))
+      usageError("+grad does not take +lse or +merge");
+    if (cs.grad && !c.scheme.empty() && (cs.qOffset || cs.kvOffset))
+      usageError("+at:QO:KO is about cp.local_attention; +grad with --scheme "
+                 "checks cp.attention_grad");
+    if (cs.grad && cs.hasModRegions() && (cs.qOffset || cs.kvOffset))
+      usageError("+grad with mask or score regions needs offsets 0 (the "
+                 "regions read positions of the global sequence)");
     if (cs.hasModRegions() && cs.lse)
       usageError("+lse checks cp.local_attention; mask and score regions are "
                  "checked on cp.attention");
-    if ((cs.qOffset || cs.kvOffset || cs.merge) && !cs.lse)
+    if ((cs.qOffset || cs.kvOffset || cs.merge) && !cs.lse && !cs.grad)
       usageError("+at:QO:KO and +merge need +lse (they are about "
                  "cp.local_attention)");
   }

@@ -48,6 +48,10 @@ struct Case {
   double softcap = 0;
   bool alibi = false;
 
+  /// Also run the backward and check dq, dk, dv against the reference
+  /// gradient for a loss gradient dO (--P 1: cp.local_attention_grad).
+  bool grad = false;
+
   bool hasModRegions() const {
     return document || causalModRegion || softcap > 0 || alibi;
   }
@@ -60,7 +64,7 @@ struct Config {
   std::vector<Case> cases;
   std::string lib, scheme;
   bool emitMlir = false;
-  std::optional<double> tolerance;
+  std::optional<double> tolerance, gradTolerance;
   std::optional<int64_t> expectBytes;
   int repeat = 1;
   /// Run on device buffers (a program compiled with cp-compile --target=nvvm).
@@ -90,6 +94,13 @@ struct Config {
     return type == ElementType::f32   ? 1e-5
            : type == ElementType::f16 ? 1e-3
                                       : 8e-3;
+  }
+  /// Max abs error allowed on dq, dk, dv: f32 at 1e-4 (sums over up to S
+  /// rows of products of O(1) values). f16/bf16 gradients are f32 sums, but
+  /// the forward output they start from (D_i = rowsum(dO o O)) is rounded
+  /// to the storage type: the forward's tolerance.
+  double defaultGradTolerance() const {
+    return type == ElementType::f32 ? 1e-4 : defaultTolerance();
   }
 };
 

@@ -20,13 +20,15 @@
 #include "RunConfig.h"
 #include "cp/Runtime/cp_runtime.h"
 #include "cp/TestSupport/DeviceMirror.h"
-#include "cp/TestSupport/ReferenceAttention.h"
+#include "cp/TestSupport/ReferenceAttentionGrad.h"
 
 #include <mpi.h>
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cinttypes>
+#include <cstdlib>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -72,8 +74,70 @@ HostTensor gatherRows(const HostTensor &t, int dim,
   return s;
 }
 
+/// The rows of `blocks` along dim 2 of the row-major [B, H, S, D] values
+/// `values` of shape `shape` (a rank's shard of a reference result).
+std::vector<double>
+rowsOf(const std::vector<double> &values, const std::vector<int64_t> &shape,
+       const std::vector<std::pair<int64_t, int64_t>> &blocks) {
+  HostTensor t;
+  t.shape = shape;
+  t.elementBytes = sizeof(double);
+  t.bytes.resize(values.size() * sizeof(double));
+  std::memcpy(t.bytes.data(), values.data(), t.bytes.size());
+  HostTensor rows = gatherRows(t, 2, blocks);
+  std::vector<double> out(rows.size());
+  std::memcpy(out.data(), rows.bytes.data(), rows.bytes.size());
+  return out;
+}
+
+/// Calls the C interface `entry` with the descriptors `args` (4 to 10).
+void callEntry(void *entry, const std::vector<void *> &a) {
+  using P = void *;
+  switch (a.size()) {
+  case 4:
+    return reinterpret_cast<void (*)(P, P, P, P)>(entry)(a[0], a[1], a[2],
+                                                         a[3]);
+  case 5:
+    return reinterpret_cast<void (*)(P, P, P, P, P)>(entry)(a[0], a[1], a[2],
+                                                            a[3], a[4]);
+  case 6:
+    return reinterpret_cast<void (*)(P, P, P, P, P, P)>(entry)(
+        a[0], a[1], a[2], a[3], a[4], a[5]);
+  case 7:
+    return reinterpret_cast<void (*)(P, P, P, P, P, P, P)>(entry)(
+        a[0], a[1], a[2], a[3], a[4], a[5], a[6]);
+  case 8:
+    return reinterpret_cast<void (*)(P, P, P, P, P, P, P, P)>(entry)(
+        a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]);
+  case 9:
+    return reinterpret_cast<void (*)(P, P, P, P, P, P, P, P, P)>(entry)(
+        a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8]);
+  case 10:
+    return reinterpret_cast<void (*)(P, P, P, P, P, P, P, P, P, P)>(entry)(
+        a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9]);
+  default:
+    std::fprintf(stderr, "cp-run-attention: %zu arguments are not supported\n",
+                 a.size());
+    std::abort();
+  }
+}
+
+/// Max abs difference of `got` and `expected`; NaN counts as infinite.
+double maxAbsError(const std::vector<float> &got,
+                   const std::vector<double> &expected) {
+  double worst = 0;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    double err = std::fabs(double(got[i]) - expected[i]);
+    if (!(err <= worst))
+      worst = std::isnan(err) ? INFINITY : err;
+  }
+  return worst;
+}
+
 struct Outcome {
   double maxError = 0;
+  /// With +grad: the max abs error over dq, dk and dv.
+  double maxGradError = 0;
   double seconds = 0;
   int64_t bytes = 0;
   /// Time shifts spent in flight while the program computed.
@@ -146,7 +210,7 @@ Outcome runCase(const Config &c, const Case &cs, void *library, int rank) {
     cp::reference::attention<double>(
         shape, q.values.data(), k.values.data(), v.values.data(), rows.data(),
         begin, begin + count, 1.0 / std::sqrt(double(c.headDim)), allowed,
-        biasOf, cs.lse ? rowsLse.data() : nullptr, scoreMod);
+        biasOf, cs.lse || cs.grad ? rowsLse.data() : nullptr, scoreMod);
     for (int64_t bh = 0; bh < c.batch * c.heads; ++bh)
       for (int64_t i = 0; i < count; ++i) {
         for (int64_t d = 0; d < c.valueDim; ++d)
@@ -179,6 +243,44 @@ Outcome runCase(const Config &c, const Case &cs, void *library, int rank) {
     mask = bias;
   }
 
+  // With +grad: the loss gradient dO and the reference dq, dk, dv (this
+  // rank's rows), and f32 buffers the program writes them into. With a
+  // scheme (cp.attention_grad) the program is also given the reference
+  // output and lse.
+  bool sharded = cs.grad && !c.scheme.empty();
+  HostTensor gradOut, outIn;
+  std::vector<double> expectedDq, expectedDk, expectedDv;
+  std::vector<float> dqOut, dkOut, dvOut;
+  if (cs.grad) {
+    gradOut = makeTensor({c.batch, c.heads, s, c.valueDim}, type);
+    for (int64_t i = 0; i < gradOut.size(); ++i)
+      store(gradOut, i, uniform(4, i), type);
+    expectedDq.resize(q.size());
+    expectedDk.resize(k.size());
+    expectedDv.resize(v.size());
+    auto scoreMod = [&](double score, int64_t, int64_t h, int64_t i,
+                        int64_t j) {
+      return modifiedScore(cs, c.heads, score, h, i, j);
+    };
+    auto scoreModSlope = [&](double score, int64_t, int64_t, int64_t,
+                             int64_t) { return modifiedScoreSlope(cs, score); };
+    cp::reference::attentionGrad<double>(
+        shape, q.values.data(), k.values.data(), v.values.data(),
+        gradOut.values.data(), expectedDq.data(), expectedDk.data(),
+        expectedDv.data(), 1.0 / std::sqrt(double(c.headDim)), allowed, biasOf,
+        scoreMod, scoreModSlope);
+    expectedDq = rowsOf(expectedDq, q.shape, blocks);
+    expectedDk = rowsOf(expectedDk, k.shape, blocks);
+    expectedDv = rowsOf(expectedDv, v.shape, blocks);
+    gradOut = gatherRows(gradOut, 2, blocks);
+    dqOut.assign(expectedDq.size(), 0.0f);
+    dkOut.assign(expectedDk.size(), 0.0f);
+    dvOut.assign(expectedDv.size(), 0.0f);
+    outIn = makeTensor({c.batch, c.heads, l, c.valueDim}, type);
+    for (int64_t i = 0; i < outIn.size(); ++i)
+      store(outIn, i, expected[i], type);
+  }
+
   std::string symbol = "_mlir_ciface_" + cs.name;
   void *entry = dlsym(library, symbol.c_str());
   if (!entry) {
@@ -196,6 +298,9 @@ Outcome runCase(const Config &c, const Case &cs, void *library, int rank) {
   void *dmask = mask.shape.size() == 4 ? static_cast<void *>(&dm4)
                                        : static_cast<void *>(&dm2);
   std::vector<float> lse(expectedLse.size(), 0.0f);
+  if (sharded)
+    for (size_t i = 0; i < lse.size(); ++i)
+      lse[i] = static_cast<float>(expectedLse[i]);
   Descriptor<3> dlse{
       lse.data(), lse.data(), 0, {c.batch, c.heads, l}, {c.heads * l, l, 1}};
   std::optional<DeviceMirror> device;
@@ -223,32 +328,35 @@ Outcome runCase(const Config &c, const Case &cs, void *library, int rank) {
     args.push_back(dmask);
   if (cs.document)
     args.push_back(&dseg);
-  args.push_back(&dout);
+  Descriptor<4> dgrad{};
+  auto floatDescriptor = [&](std::vector<float> &data, int64_t heads,
+                             int64_t width) {
+    int64_t shape4[4] = {c.batch, heads, l, width};
+    return denseDescriptor<4>(data.data(), shape4);
+  };
+  Descriptor<4> ddq{}, ddk{}, ddv{};
+  if (cs.grad) {
+    ddq = floatDescriptor(dqOut, c.heads, c.headDim);
+    ddk = floatDescriptor(dkOut, c.kvHeads, c.headDim);
+    ddv = floatDescriptor(dvOut, c.kvHeads, c.valueDim);
+    dgrad = describe<4>(gradOut);
+  }
+  Descriptor<4> doutIn{};
+  if (sharded) {
+    doutIn = describe<4>(outIn);
+    args.push_back(&doutIn);
+    args.push_back(&dlse);
+  }
+  if (cs.grad)
+    args.push_back(&dgrad);
+  if (!sharded)
+    args.push_back(&dout);
   if (cs.lse)
     args.push_back(&dlse);
-  auto call = [&] {
-    using Fn4 = void (*)(void *, void *, void *, void *);
-    using Fn5 = void (*)(void *, void *, void *, void *, void *);
-    using Fn6 = void (*)(void *, void *, void *, void *, void *, void *);
-    using Fn7 =
-        void (*)(void *, void *, void *, void *, void *, void *, void *);
-    switch (args.size()) {
-    case 4:
-      reinterpret_cast<Fn4>(entry)(args[0], args[1], args[2], args[3]);
-      break;
-    case 5:
-      reinterpret_cast<Fn5>(entry)(args[0], args[1], args[2], args[3], args[4]);
-      break;
-    case 6:
-      reinterpret_cast<Fn6>(entry)(args[0], args[1], args[2], args[3], args[4],
-                                   args[5]);
-      break;
-    default:
-      reinterpret_cast<Fn7>(entry)(args[0], args[1], args[2], args[3], args[4],
-                                   args[5], args[6]);
-      break;
-    }
-  };
+  if (cs.grad)
+    for (Descriptor<4> *d : {&ddq, &ddk, &ddv})
+      args.push_back(d);
+  auto call = [&] { callEntry(entry, args); };
 
   call(); // warm-up: communicators, page faults
   cp_rt_reset_counters();
@@ -263,7 +371,7 @@ Outcome runCase(const Config &c, const Case &cs, void *library, int rank) {
   Outcome result;
   result.bytes = cp_rt_bytes_sent(-1) / c.repeat;
   result.secondsInFlight = cp_rt_seconds_in_flight() / c.repeat;
-  for (size_t i = 0; i < expected.size(); ++i) {
+  for (size_t i = 0; i < expected.size() && !sharded; ++i) {
     double got = load(out, static_cast<int64_t>(i), type);
     double err = std::fabs(got - expected[i]);
     if (!(err <= result.maxError)) // NaN counts as infinitely wrong
@@ -277,6 +385,10 @@ Outcome runCase(const Config &c, const Case &cs, void *library, int rank) {
     if (!(err <= result.maxError))
       result.maxError = std::isnan(err) ? INFINITY : err;
   }
+  if (cs.grad)
+    result.maxGradError = std::max({maxAbsError(dqOut, expectedDq),
+                                    maxAbsError(dkOut, expectedDk),
+                                    maxAbsError(dvOut, expectedDv)});
   result.seconds = elapsed;
   return result;
 }
@@ -309,9 +421,11 @@ int main(int argc, char **argv) {
   int failures = 0;
   for (const Case &cs : c.cases) {
     Outcome o = runCase(c, cs, library, rank);
-    double maxError = 0, maxSeconds = 0, maxInFlight = 0;
+    double maxError = 0, maxGradError = 0, maxSeconds = 0, maxInFlight = 0;
     int64_t minBytes = 0, maxBytes = 0;
     MPI_Reduce(&o.maxError, &maxError, 1, MPI_DOUBLE, MPI_MAX, 0,
+               MPI_COMM_WORLD);
+    MPI_Reduce(&o.maxGradError, &maxGradError, 1, MPI_DOUBLE, MPI_MAX, 0,
                MPI_COMM_WORLD);
     MPI_Reduce(&o.seconds, &maxSeconds, 1, MPI_DOUBLE, MPI_MAX, 0,
                MPI_COMM_WORLD);
@@ -322,6 +436,15 @@ int main(int argc, char **argv) {
     if (rank != 0)
       continue;
     bool ok = maxError <= tolerance;
+    std::string gradNote;
+    if (cs.grad) {
+      double gradTolerance = c.gradTolerance.value_or(c.defaultGradTolerance());
+      ok = ok && maxGradError <= gradTolerance;
+      char text[96];
+      std::snprintf(text, sizeof(text), " grad_max_abs_err=%.3e grad_tol=%.1e",
+                    maxGradError, gradTolerance);
+      gradNote = text;
+    }
     std::string bytesNote;
     if (c.expectBytes) {
       bool bytesOk = maxBytes == *c.expectBytes;
@@ -330,12 +453,12 @@ int main(int argc, char **argv) {
                   (bytesOk ? "" : " BYTES-MISMATCH");
     }
     failures += !ok;
-    std::printf("%s case=%s dtype=%s P=%" PRId64 " max_abs_err=%.3e tol=%.1e "
-                "time_ms=%.3f bytes_sent_per_rank=%" PRId64 "..%" PRId64
+    std::printf("%s case=%s dtype=%s P=%" PRId64 " max_abs_err=%.3e tol=%.1e"
+                "%s time_ms=%.3f bytes_sent_per_rank=%" PRId64 "..%" PRId64
                 "%s in_flight_ms=%.3f\n",
                 ok ? "PASS" : "FAIL", cs.name.c_str(), c.typeName(), c.p,
-                maxError, tolerance, maxSeconds * 1e3, minBytes, maxBytes,
-                bytesNote.c_str(), maxInFlight * 1e3);
+                maxError, tolerance, gradNote.c_str(), maxSeconds * 1e3,
+                minBytes, maxBytes, bytesNote.c_str(), maxInFlight * 1e3);
   }
   if (rank == 0)
     std::printf("cp-run-attention: %zu cases, %d failed\n", c.cases.size(),

@@ -16,21 +16,36 @@ using namespace mlir::cp;
 
 LogicalResult mlir::cp::lowerBufferAttentions(
     Operation *root,
-    function_ref<LogicalResult(BufferLocalAttentionOp)> lowerOne) {
-  SmallVector<BufferLocalAttentionOp> ops;
-  root->walk([&](BufferLocalAttentionOp op) { ops.push_back(op); });
+    function_ref<LogicalResult(BufferLocalAttentionOp)> lowerOne,
+    function_ref<LogicalResult(BufferLocalAttentionGradOp)> lowerGrad) {
+  SmallVector<Operation *> ops;
+  root->walk([&](Operation *op) {
+    if (isa<BufferLocalAttentionOp, BufferLocalAttentionGradOp>(op))
+      ops.push_back(op);
+  });
   llvm::SetVector<func::FuncOp> modFunctions;
-  for (BufferLocalAttentionOp op : ops)
+  auto collect = [&](auto op) {
     for (func::FuncOp f : {op.getMaskModFunction(), op.getScoreModFunction()})
       if (f)
         modFunctions.insert(f);
-  for (BufferLocalAttentionOp op : ops)
-    if (failed(verifyModFunctionBodies(op)))
+    return verifyModFunctionBodies(op);
+  };
+  for (Operation *op : ops) {
+    LogicalResult checked =
+        isa<BufferLocalAttentionOp>(op)
+            ? collect(cast<BufferLocalAttentionOp>(op))
+            : collect(cast<BufferLocalAttentionGradOp>(op));
+    if (failed(checked))
       return failure();
-  for (BufferLocalAttentionOp op : ops) {
-    if (failed(lowerOne(op)))
+  }
+  for (Operation *op : ops) {
+    LogicalResult lowered =
+        isa<BufferLocalAttentionOp>(op)
+            ? lowerOne(cast<BufferLocalAttentionOp>(op))
+            : lowerGrad(cast<BufferLocalAttentionGradOp>(op));
+    if (failed(lowered))
       return failure();
-    op.erase();
+    op->erase();
   }
   for (func::FuncOp f : modFunctions) {
     Operation *symbolTable = f->getParentWithTrait<OpTrait::SymbolTable>();

@@ -446,7 +446,12 @@ struct LowerLocalAttentionToGPUPass
       GpuAttentionLowering(op, *tiles).build();
       return success();
     };
-    if (failed(lowerBufferAttentions(getOperation(), lowerOne)))
+    auto lowerGrad = [](BufferLocalAttentionGradOp op) -> LogicalResult {
+      return op.emitOpError(
+          "has no GPU lowering yet: the attention backward runs on CPU ranks "
+          "(cp-lower-to-cpu)");
+    };
+    if (failed(lowerBufferAttentions(getOperation(), lowerOne, lowerGrad)))
       signalPassFailure();
   }
 };

@@ -1,12 +1,15 @@
 //===- LocalAttentionKernels.cpp - register-blocked FMA kernels, packing --===//
 //
 // Where cp-lower-local-attention spends its time: the broadcast-FMA kernels
-// behind both products of a tile (scores, output), and the packing of Q, K
-// and V into the layouts those kernels read.
+// behind every product of a tile (forward and backward), the masks applied
+// to a score tile, and the forward's packing of Q, K and V into the layouts
+// those kernels read.
 //
 //===----------------------------------------------------------------------===//
 
 #include "LocalAttentionLoops.h"
+#include "cp/Conversion/AttentionCommon/ModFunctions.h"
+#include "cp/Dialect/CP/Analysis/StructuredMask.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -16,7 +19,7 @@ using namespace mlir;
 using namespace mlir::cp;
 using namespace mlir::cp::detail;
 
-void AttentionLowering::forRowBlocks(Value begin, Value end,
+void TileKernels::forRowBlocks(Value begin, Value end,
                                      function_ref<void(Value, int64_t)> block) {
   int64_t mr = t.microRows;
   Value fullEnd = end;
@@ -30,14 +33,14 @@ void AttentionLowering::forRowBlocks(Value begin, Value end,
     loop(fullEnd, end, 1, [&](Value r0) { block(r0, 1); });
 }
 
-void AttentionLowering::broadcastFmaKernel(
+void TileKernels::broadcastFmaKernel(
     Value c, Value rowBegin, Value rowEnd, Value kCount, Value laneCount,
     function_ref<Value(Value r, Value k)> a,
     function_ref<Value(Value k, Value lane)> bLanes, bool accumulate,
-    bool lanesOuter) {
+    bool lanesOuter, ValueRange cPrefix) {
   int64_t laneBlock = t.vectorWidth * t.microVectors;
   auto block = [&](Value r0, int64_t rows, Value lane0) {
-    registerBlock(c, r0, rows, lane0, kCount, a, bLanes, accumulate);
+    registerBlock(c, cPrefix, r0, rows, lane0, kCount, a, bLanes, accumulate);
   };
   if (lanesOuter) {
     loop(idx(0), laneCount, laneBlock, [&](Value lane0) {
@@ -52,8 +55,9 @@ void AttentionLowering::broadcastFmaKernel(
   });
 }
 
-void AttentionLowering::registerBlock(
-    Value c, Value r0, int64_t rows, Value lane0, Value kCount,
+void TileKernels::registerBlock(
+    Value c, ValueRange cPrefix, Value r0, int64_t rows, Value lane0,
+    Value kCount,
     function_ref<Value(Value r, Value k)> a,
     function_ref<Value(Value k, Value lane)> bLanes, bool accumulate) {
   int64_t vw = t.vectorWidth, nv = t.microVectors;
@@ -62,10 +66,14 @@ void AttentionLowering::registerBlock(
     laneIdx.push_back(add(lane0, idx(v * vw)));
   for (int64_t r = 0; r < rows; ++r)
     rowIdx.push_back(add(r0, idx(r)));
+  auto at = [&](int64_t r, int64_t v) {
+    SmallVector<Value> indices(cPrefix);
+    indices.append({rowIdx[r], laneIdx[v]});
+    return indices;
+  };
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t v = 0; v < nv; ++v)
-      init.push_back(accumulate ? loadLanes(c, {rowIdx[r], laneIdx[v]})
-                                : vecConst(0.0));
+      init.push_back(accumulate ? loadLanes(c, at(r, v)) : vecConst(0.0));
   ValueRange result =
       loop(idx(0), kCount, idx(1), init, [&](Value k, ValueRange acc) {
         SmallVector<Value> bVec, next;
@@ -81,8 +89,117 @@ void AttentionLowering::registerBlock(
       });
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t v = 0; v < nv; ++v)
-      storeLanes(result[r * nv + v], c, {rowIdx[r], laneIdx[v]});
+      storeLanes(result[r * nv + v], c, at(r, v));
 }
+
+//===----------------------------------------------------------------------===//
+// Masks on a score tile
+//===----------------------------------------------------------------------===//
+
+void TileKernels::applyStructuredMask(MaskAttr mask, Value qBase, Value k0,
+                                      Value rowsInTile, Value st) {
+  int64_t vw = t.vectorWidth;
+  auto indexLanes = VectorType::get({vw}, b.getIndexType());
+  SmallVector<Attribute> steps;
+  for (int64_t l = 0; l < vw; ++l)
+    steps.push_back(b.getIndexAttr(l));
+  Value iota = arith::ConstantOp::create(
+      b, loc, indexLanes, DenseElementsAttr::get(indexLanes, steps));
+  Value negInfLanes = splat(negInf);
+  loop(idx(0), rowsInTile, 1, [&](Value j) {
+    Value kPos = vector::BroadcastOp::create(b, loc, indexLanes, add(k0, j));
+    loop(idx(0), idx(t.tileQ), vw, [&](Value i) {
+      Value qPos = arith::AddIOp::create(
+          b, loc,
+          vector::BroadcastOp::create(b, loc, indexLanes, add(qBase, i)), iota);
+      Value allowed = buildMaskAllows(b, loc, mask, qPos, kPos);
+      Value score = loadLanes(st, {j, i});
+      storeLanes(arith::SelectOp::create(b, loc, allowed, score, negInfLanes),
+                 st, {j, i});
+    });
+  });
+}
+
+void TileKernels::applyExplicitMask(Value mask, Value batch, Value head,
+                                    Value q0, Value validQ, Value k0,
+                                    Value rowsInTile, Value st) {
+  auto maskType = cast<MemRefType>(mask.getType());
+  int64_t rank = maskType.getRank();
+  // A batch or head extent of 1 is broadcast.
+  auto broadcastIndex = [&](int64_t d, Value i) {
+    Value isOne = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                        dim(mask, d), idx(1));
+    return arith::SelectOp::create(b, loc, isOne, idx(0), i).getResult();
+  };
+  SmallVector<Value> lead;
+  if (rank == 4)
+    lead = {broadcastIndex(0, batch), broadcastIndex(1, head)};
+  bool isBool = maskType.getElementType().isInteger(1);
+  loop(idx(0), rowsInTile, 1, [&](Value j) {
+    loop(idx(0), validQ, 1, [&](Value i) {
+      SmallVector<Value> at(lead);
+      at.append({add(q0, i), add(k0, j)});
+      Value score = memref::LoadOp::create(b, loc, st, ValueRange{j, i});
+      Value masked;
+      if (isBool) {
+        Value allowed = memref::LoadOp::create(b, loc, mask, at);
+        masked = arith::SelectOp::create(b, loc, allowed, score, negInf);
+      } else {
+        masked = arith::AddFOp::create(b, loc, score, loadF32(mask, at));
+      }
+      memref::StoreOp::create(b, loc, masked, st, ValueRange{j, i});
+    });
+  });
+}
+
+void TileKernels::applyModFunction(func::FuncOp function, bool isMask,
+                                   ValueRange modOperands, Value batch,
+                                   Value head, Value qFirst, Value validQ,
+                                   Value kFirst, Value rowsInTile, Value st) {
+  loop(idx(0), rowsInTile, 1, [&](Value j) {
+    loop(idx(0), validQ, 1, [&](Value i) {
+      Value score = memref::LoadOp::create(b, loc, st, ValueRange{j, i});
+      SmallVector<Value> args;
+      if (!isMask)
+        args.push_back(score);
+      args.append({batch, head, add(qFirst, i), add(kFirst, j)});
+      llvm::append_range(args, modOperands);
+      Value result = emitModFunction(b, function, args);
+      if (isMask)
+        result = arith::SelectOp::create(b, loc, result, score, negInf);
+      memref::StoreOp::create(b, loc, result, st, ValueRange{j, i});
+    });
+  });
+}
+
+std::pair<Value, Value> TileKernels::rangeOf(Value seg, Value first,
+                                                   Value count) {
+  Value v0 = memref::LoadOp::create(b, loc, seg, ValueRange{first});
+  ValueRange range = loop(idx(1), count, idx(1), {v0, v0},
+                          [&](Value i, ValueRange mm) -> SmallVector<Value> {
+                            Value v = memref::LoadOp::create(
+                                b, loc, seg, ValueRange{add(first, i)});
+                            return {arith::MinSIOp::create(b, loc, mm[0], v),
+                                    arith::MaxSIOp::create(b, loc, mm[1], v)};
+                          });
+  return {range[0], range[1]};
+}
+
+Value TileKernels::rangesMeet(std::pair<Value, Value> q,
+                              std::pair<Value, Value> k) {
+  Value apart = arith::OrIOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, q.second,
+                            k.first),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, k.second,
+                            q.first));
+  return arith::XOrIOp::create(b, loc, apart,
+                               arith::ConstantIntOp::create(b, loc, 1, 1));
+}
+
+//===----------------------------------------------------------------------===//
+// Packing (forward)
+//===----------------------------------------------------------------------===//
 
 Value AttentionLowering::packKeys() {
   Value source = op.getKey();

@@ -1,8 +1,9 @@
 //===- LocalAttentionLoops.h - the CPU attention loop nest ------*- C++ -*-===//
 //
-// Lowers one cp.buffer.local_attention to a CPU loop nest: the nest and its
-// masks are in LowerLocalAttention.cpp, the register-blocked kernels and the
-// packing they stream from in LocalAttentionKernels.cpp.
+// Lowers one cp.buffer.local_attention (or its gradient) to a CPU loop
+// nest: the forward nest is in LowerLocalAttention.cpp, the backward's in
+// LowerLocalAttentionGrad.cpp, and the register-blocked kernels, the masks
+// and the packing they share in LocalAttentionKernels.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +13,8 @@
 #include "cp/Conversion/AttentionCommon/AttentionBuilder.h"
 #include "cp/Dialect/CP/IR/CPOps.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <limits>
 
 namespace mlir::cp::detail {
 
@@ -27,16 +30,17 @@ struct Scratch {
   Value qt, st, acc, rowMax, rowSum, alpha;
 };
 
-/// Builds the loop nest replacing one cp.buffer.local_attention.
-class AttentionLowering : cp::detail::AttentionBuilder {
-public:
-  AttentionLowering(BufferLocalAttentionOp op, const TileSizes &sizes)
-      : AttentionBuilder(op), op(op), t(sizes),
-        lanes(VectorType::get({sizes.vectorWidth}, f32)) {}
+/// The vocabulary both CPU lowerings (forward and gradient) build tiles
+/// with: vector lanes, the register-blocked broadcast-FMA kernel, and the
+/// masks applied to a transposed score tile St [Tk, Tq] (St[j, i] is the
+/// score of query row i against key row j of the tile).
+class TileKernels : protected cp::detail::AttentionBuilder {
+protected:
+  TileKernels(Operation *op, const TileSizes &sizes)
+      : AttentionBuilder(op), t(sizes),
+        lanes(VectorType::get({sizes.vectorWidth}, f32)),
+        negInf(f32Const(-std::numeric_limits<double>::infinity())) {}
 
-  void build();
-
-private:
   using AttentionBuilder::loop;
 
   // Constants and small arithmetic.
@@ -56,6 +60,12 @@ private:
   void storeLanes(Value v, Value memref, ValueRange indices) {
     vector::StoreOp::create(b, loc, v, memref, indices);
   }
+  /// A whole number of register blocks covering `size` lanes.
+  Value paddedLanes(Value size) {
+    int64_t block = t.vectorWidth * t.microVectors;
+    return mul(arith::CeilDivUIOp::create(b, loc, size, idx(block)),
+               idx(block));
+  }
 
   void loop(Value lb, Value ub, int64_t step, function_ref<void(Value)> body) {
     loop(lb, ub, idx(step), body);
@@ -71,19 +81,57 @@ private:
   /// microVectors vectors. `a` gives a scalar of A, `bLanes` a vector of B's
   /// row k at lane l; C starts at zero unless `accumulate`. With
   /// `lanesOuter`, all row blocks of one lane block run back to back, so
-  /// B's columns of that block stay in L1; otherwise A's rows do.
+  /// B's columns of that block stay in L1; otherwise A's rows do. C is
+  /// indexed [cPrefix..., r, l].
   void broadcastFmaKernel(Value c, Value rowBegin, Value rowEnd, Value kCount,
                           Value laneCount,
                           function_ref<Value(Value r, Value k)> a,
                           function_ref<Value(Value k, Value lane)> bLanes,
-                          bool accumulate, bool lanesOuter);
+                          bool accumulate, bool lanesOuter,
+                          ValueRange cPrefix = {});
   /// One register block of broadcastFmaKernel: `rows` rows from r0, the
   /// microVectors vectors from lane0.
-  void registerBlock(Value c, Value r0, int64_t rows, Value lane0, Value kCount,
+  void registerBlock(Value c, ValueRange cPrefix, Value r0, int64_t rows,
+                     Value lane0, Value kCount,
                      function_ref<Value(Value r, Value k)> a,
                      function_ref<Value(Value k, Value lane)> bLanes,
                      bool accumulate);
 
+  /// St[j, i] = -inf where `mask` hides query qBase + i from key k0 + j,
+  /// for every lane i < tileQ and row j < rowsInTile.
+  void applyStructuredMask(MaskAttr mask, Value qBase, Value k0,
+                           Value rowsInTile, Value st);
+  /// The block-local explicit mask `mask` (i1 or additive bias) on St's
+  /// valid rows and columns; q0 and k0 are the tile's local positions.
+  void applyExplicitMask(Value mask, Value batch, Value head, Value q0,
+                         Value validQ, Value k0, Value rowsInTile, Value st);
+  /// St[j, i] = mod(St[j, i] or its position) for the tile's valid rows
+  /// and columns: score_mod rewrites scores, mask_mod sets -inf where it
+  /// returns false. Positions are global (q: qFirst + i, k: kFirst + j).
+  void applyModFunction(func::FuncOp function, bool isMask,
+                        ValueRange modOperands, Value batch, Value head,
+                        Value qFirst, Value validQ, Value kFirst,
+                        Value rowsInTile, Value st);
+  /// [min, max] of the integer mod operand `seg` over [first, first + count).
+  std::pair<Value, Value> rangeOf(Value seg, Value first, Value count);
+  /// i1: the segment ranges [qMin, qMax] and [kMin, kMax] meet (a document
+  /// mask may let some query see some key).
+  Value rangesMeet(std::pair<Value, Value> q, std::pair<Value, Value> k);
+
+  TileSizes t;
+  VectorType lanes;
+  Value negInf;
+};
+
+/// Builds the loop nest replacing one cp.buffer.local_attention.
+class AttentionLowering : TileKernels {
+public:
+  AttentionLowering(BufferLocalAttentionOp op, const TileSizes &sizes)
+      : TileKernels(op, sizes), op(op) {}
+
+  void build();
+
+private:
   /// K as a dense f32 [B, Hkv, Lkv, D] buffer (K itself when it is one).
   Value packKeys();
   /// V as f32 panels [B, Hkv, Dv' / W, Lkv, W] of W = vector-width *
@@ -96,29 +144,42 @@ private:
                      const Scratch &s);
   void packQueries(Value batch, Value head, Value q0, Value validQ,
                    const Scratch &s);
-  void applyStructuredMask(MaskAttr mask, Value qBase, Value k0,
-                           Value rowsInTile, const Scratch &s);
-  /// St[j, i] = mod(St[j, i] or its position) for the tile's valid rows
-  /// and columns: score_mod rewrites scores, mask_mod sets -inf where it
-  /// returns false. Positions are global (q: qFirst + i, k: kFirst + j).
-  void applyModFunction(func::FuncOp function, bool isMask, Value batch,
-                        Value head, Value qFirst, Value validQ, Value kFirst,
-                        Value rowsInTile, const Scratch &s);
-  /// [min, max] of the integer mod operand `seg` over [first, first + count).
-  std::pair<Value, Value> rangeOf(Value seg, Value first, Value count);
-  void applyExplicitMask(Value batch, Value head, Value q0, Value validQ,
-                         Value k0, Value rowsInTile, const Scratch &s);
   void updateSoftmax(Value validQ, Value rowsInTile, const Scratch &s);
   void writeOutputs(Value batch, Value head, Value q0, Value validQ,
                     const Scratch &s);
 
   BufferLocalAttentionOp op;
-  TileSizes t;
-  VectorType lanes;
   // Set by build(): sizes, the (possibly packed) keys and values, scalars.
   Value lq, lkv, headDim, valueDim, valueLanes, scale, kvGroup;
   Value key, value;
-  Value negInf;
+};
+
+/// Builds the FlashAttention-2 backward loop nest replacing one
+/// cp.buffer.local_attention_grad (LowerLocalAttentionGrad.cpp).
+class AttentionGradLowering : TileKernels {
+public:
+  AttentionGradLowering(BufferLocalAttentionGradOp op, const TileSizes &sizes)
+      : TileKernels(op, sizes), op(op) {}
+
+  void build();
+
+private:
+  struct GradScratch;
+  void emitKeyTile(Value batch, Value kvHead, Value k0, Value rows,
+                   const GradScratch &s);
+  void emitTilePair(Value batch, Value head, Value kvHead, Value q0,
+                    Value validQ, Value k0, Value rows, const GradScratch &s);
+  void packQueryTile(Value batch, Value head, Value q0, Value validQ,
+                     const GradScratch &s);
+  void applyScoreMod(Value batch, Value head, Value qFirst, Value validQ,
+                     Value kFirst, Value rows, const GradScratch &s);
+
+  BufferLocalAttentionGradOp op;
+  // Set by build().
+  Value lq, lkv, headDim, valueDim, keyLanes, valueLanes, scale, kvGroup;
+  /// K as f32 [B, Hkv, Lkv, D'] zero padded to whole register blocks, and
+  /// the f32 dQ accumulator [B, H, Lq, D'].
+  Value key, gradQuery;
 };
 
 } // namespace mlir::cp::detail

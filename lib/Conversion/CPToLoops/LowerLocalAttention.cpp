@@ -32,97 +32,6 @@ using namespace mlir;
 using namespace mlir::cp;
 using namespace mlir::cp::detail;
 
-void AttentionLowering::applyStructuredMask(MaskAttr mask, Value qBase,
-                                            Value k0, Value rowsInTile,
-                                            const Scratch &s) {
-  int64_t vw = t.vectorWidth;
-  auto indexLanes = VectorType::get({vw}, b.getIndexType());
-  SmallVector<Attribute> steps;
-  for (int64_t l = 0; l < vw; ++l)
-    steps.push_back(b.getIndexAttr(l));
-  Value iota = arith::ConstantOp::create(
-      b, loc, indexLanes, DenseElementsAttr::get(indexLanes, steps));
-  Value negInfLanes = splat(negInf);
-  loop(idx(0), rowsInTile, 1, [&](Value j) {
-    Value kPos = vector::BroadcastOp::create(b, loc, indexLanes, add(k0, j));
-    loop(idx(0), idx(t.tileQ), vw, [&](Value i) {
-      Value qPos = arith::AddIOp::create(
-          b, loc,
-          vector::BroadcastOp::create(b, loc, indexLanes, add(qBase, i)), iota);
-      Value allowed = buildMaskAllows(b, loc, mask, qPos, kPos);
-      Value score = loadLanes(s.st, {j, i});
-      storeLanes(arith::SelectOp::create(b, loc, allowed, score, negInfLanes),
-                 s.st, {j, i});
-    });
-  });
-}
-
-void AttentionLowering::applyExplicitMask(Value batch, Value head, Value q0,
-                                          Value validQ, Value k0,
-                                          Value rowsInTile, const Scratch &s) {
-  Value mask = op.getExplicitMask();
-  auto maskType = cast<MemRefType>(mask.getType());
-  int64_t rank = maskType.getRank();
-  // A batch or head extent of 1 is broadcast.
-  auto broadcastIndex = [&](int64_t d, Value i) {
-    Value isOne = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                        dim(mask, d), idx(1));
-    return arith::SelectOp::create(b, loc, isOne, idx(0), i).getResult();
-  };
-  SmallVector<Value> lead;
-  if (rank == 4)
-    lead = {broadcastIndex(0, batch), broadcastIndex(1, head)};
-  bool isBool = maskType.getElementType().isInteger(1);
-  loop(idx(0), rowsInTile, 1, [&](Value j) {
-    loop(idx(0), validQ, 1, [&](Value i) {
-      SmallVector<Value> at(lead);
-      at.append({add(q0, i), add(k0, j)});
-      Value score = memref::LoadOp::create(b, loc, s.st, ValueRange{j, i});
-      Value masked;
-      if (isBool) {
-        Value allowed = memref::LoadOp::create(b, loc, mask, at);
-        masked = arith::SelectOp::create(b, loc, allowed, score, negInf);
-      } else {
-        masked = arith::AddFOp::create(b, loc, score, loadF32(mask, at));
-      }
-      memref::StoreOp::create(b, loc, masked, s.st, ValueRange{j, i});
-    });
-  });
-}
-
-void AttentionLowering::applyModFunction(func::FuncOp function, bool isMask,
-                                         Value batch, Value head, Value qFirst,
-                                         Value validQ, Value kFirst,
-                                         Value rowsInTile, const Scratch &s) {
-  loop(idx(0), rowsInTile, 1, [&](Value j) {
-    loop(idx(0), validQ, 1, [&](Value i) {
-      Value score = memref::LoadOp::create(b, loc, s.st, ValueRange{j, i});
-      SmallVector<Value> args;
-      if (!isMask)
-        args.push_back(score);
-      args.append({batch, head, add(qFirst, i), add(kFirst, j)});
-      llvm::append_range(args, op.getModOperands());
-      Value result = emitModFunction(b, function, args);
-      if (isMask)
-        result = arith::SelectOp::create(b, loc, result, score, negInf);
-      memref::StoreOp::create(b, loc, result, s.st, ValueRange{j, i});
-    });
-  });
-}
-
-std::pair<Value, Value> AttentionLowering::rangeOf(Value seg, Value first,
-                                                   Value count) {
-  Value v0 = memref::LoadOp::create(b, loc, seg, ValueRange{first});
-  ValueRange range = loop(idx(1), count, idx(1), {v0, v0},
-                          [&](Value i, ValueRange mm) -> SmallVector<Value> {
-                            Value v = memref::LoadOp::create(
-                                b, loc, seg, ValueRange{add(first, i)});
-                            return {arith::MinSIOp::create(b, loc, mm[0], v),
-                                    arith::MaxSIOp::create(b, loc, mm[1], v)};
-                          });
-  return {range[0], range[1]};
-}
-
 void AttentionLowering::updateSoftmax(Value validQ, Value rowsInTile,
                                       const Scratch &s) {
   Value zero = vecConst(0.0), negInfLanes = splat(negInf);
@@ -238,15 +147,8 @@ void AttentionLowering::emitQueryTile(Value batch, Value head, Value kvHead,
     Value rows = minIdx(tileKv, sub(lkv, k0));
     OpBuilder::InsertionGuard guard(b);
     if (segments) {
-      auto [kMin, kMax] = rangeOf(segments, add(kvOffset, k0), rows);
-      Value apart = arith::OrIOp::create(
-          b, loc,
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
-                                querySegments.second, kMin),
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, kMax,
-                                querySegments.first));
-      Value meet = arith::XOrIOp::create(
-          b, loc, apart, arith::ConstantIntOp::create(b, loc, 1, 1));
+      Value meet = rangesMeet(querySegments,
+                              rangeOf(segments, add(kvOffset, k0), rows));
       auto ifOp = scf::IfOp::create(b, loc, meet, /*withElseRegion=*/false);
       b.setInsertionPointToStart(ifOp.thenBlock());
     }
@@ -262,19 +164,20 @@ void AttentionLowering::emitQueryTile(Value batch, Value head, Value kvHead,
         /*accumulate=*/false, /*lanesOuter=*/false);
     Value kFirst = add(kvOffset, k0);
     if (mods.scoreMod)
-      applyModFunction(mods.scoreMod, /*isMask=*/false, batch, globalHead,
-                       qFirst, validQ, kFirst, rows, s);
+      applyModFunction(mods.scoreMod, /*isMask=*/false, op.getModOperands(),
+                       batch, globalHead, qFirst, validQ, kFirst, rows, s.st);
     if (Value cut = buildTileIsCut(b, loc, mask, tiles, kFirst,
                                    sub(add(kFirst, rows), idx(1))))
       scf::IfOp::create(b, loc, cut, [&](OpBuilder &, Location) {
-        applyStructuredMask(mask, qFirst, kFirst, rows, s);
+        applyStructuredMask(mask, qFirst, kFirst, rows, s.st);
         scf::YieldOp::create(b, loc);
       });
     if (op.getExplicitMask())
-      applyExplicitMask(batch, head, q0, validQ, k0, rows, s);
+      applyExplicitMask(op.getExplicitMask(), batch, head, q0, validQ, k0,
+                        rows, s.st);
     if (mods.evaluatesMaskMod())
-      applyModFunction(mods.maskMod, /*isMask=*/true, batch, globalHead, qFirst,
-                       validQ, kFirst, rows, s);
+      applyModFunction(mods.maskMod, /*isMask=*/true, op.getModOperands(),
+                       batch, globalHead, qFirst, validQ, kFirst, rows, s.st);
     updateSoftmax(validQ, rows, s);
     // Acc[i, dv] += sum_j Pt[j, i] * V[k0 + j, dv]
     broadcastFmaKernel(
@@ -300,7 +203,6 @@ void AttentionLowering::build() {
   lkv = dim(op.getKey(), 2);
   valueDim = dim(op.getValue(), 3);
   kvGroup = arith::DivUIOp::create(b, loc, dim(query, 1), dim(op.getKey(), 1));
-  negInf = f32Const(-std::numeric_limits<double>::infinity());
   if (FloatAttr scaleAttr = op.getScaleAttr()) {
     scale = f32Const(scaleAttr.getValueAsDouble());
   } else {
@@ -313,8 +215,7 @@ void AttentionLowering::build() {
   // (f32 panels, Dv padded to a multiple of the block).
   int64_t block = t.vectorWidth * t.microVectors;
   int64_t staticDv = op.getValue().getType().getDimSize(3);
-  valueLanes =
-      mul(arith::CeilDivUIOp::create(b, loc, valueDim, idx(block)), idx(block));
+  valueLanes = paddedLanes(valueDim);
   key = packKeys();
   value = packValuePanels();
 
@@ -404,7 +305,11 @@ struct LowerLocalAttentionPass
       AttentionLowering(op, sizes).build();
       return success();
     };
-    if (failed(lowerBufferAttentions(getOperation(), lowerOne)))
+    auto lowerGrad = [&](BufferLocalAttentionGradOp op) {
+      AttentionGradLowering(op, sizes).build();
+      return success();
+    };
+    if (failed(lowerBufferAttentions(getOperation(), lowerOne, lowerGrad)))
       signalPassFailure();
   }
 };

@@ -628,7 +628,7 @@ func.func @f(%q: tensor<1x8x64x32xf32>, %k: tensor<1x2x64x32xf32>, %v: tensor<1x
 // -----
 
 func.func @f(%x: i1) {
-  // expected-error @+1 {{'cp.yield' op expects parent op to be one of 'cp.attention, cp.local_attention'}}
+  // expected-error @+1 {{'cp.yield' op expects parent op to be one of 'cp.attention, cp.local_attention}}
   cp.yield %x : i1
 }
 

@@ -2,7 +2,7 @@
 //-*-===//
 //
 // Both lowerings of cp.buffer.local_attention (CPU loops, GPU kernels) run
-// the same way: check every op's mod functions, lower each op, erase it,
+// (and its gradient's) the same way: check every op's mod functions, lower each op, erase it,
 // then erase the mod functions nothing names any more.
 //
 //===----------------------------------------------------------------------===//
@@ -14,14 +14,16 @@
 
 namespace mlir::cp {
 
-/// Lowers every cp.buffer.local_attention under `root` with `lowerOne`,
-/// which builds the replacement before the op; the op is then erased.
-/// Fails, with the diagnostic on the op, when a mod function body is not
-/// one the lowerings can inline or when `lowerOne` fails (ops lowered
+/// Lowers every cp.buffer.local_attention under `root` with `lowerOne` and
+/// every cp.buffer.local_attention_grad with `lowerGrad`, each building the
+/// replacement before the op; the op is then erased. Fails, with the
+/// diagnostic on the op, when a mod function body is not one the lowerings
+/// can inline (or differentiate) or when a lowering fails (ops lowered
 /// before it stay lowered).
 LogicalResult lowerBufferAttentions(
     Operation *root,
-    function_ref<LogicalResult(BufferLocalAttentionOp)> lowerOne);
+    function_ref<LogicalResult(BufferLocalAttentionOp)> lowerOne,
+    function_ref<LogicalResult(BufferLocalAttentionGradOp)> lowerGrad);
 
 } // namespace mlir::cp
 

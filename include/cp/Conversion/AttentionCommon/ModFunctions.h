@@ -28,14 +28,25 @@ struct ModFunctions {
   bool evaluatesMaskMod() const { return maskMod && !analysis.onlyStructured; }
 };
 ModFunctions modFunctionsOf(BufferLocalAttentionOp op);
+ModFunctions modFunctionsOf(BufferLocalAttentionGradOp op);
 
 /// Emits the body of a mod function at `b`'s insertion point with `args`
 /// for its arguments and returns the value it returns.
 Value emitModFunction(OpBuilder &b, func::FuncOp function, ValueRange args);
 
+/// Emits the body of a score_mod function like emitModFunction, together
+/// with its derivative with respect to the score (args[0]), forward mode:
+/// returns (value, derivative). The body must pass
+/// verifyDifferentiableScoreMod.
+std::pair<Value, Value> emitScoreModWithDerivative(OpBuilder &b,
+                                                   func::FuncOp function,
+                                                   ValueRange args);
+
 /// verifyModFunction with the body rules on both functions `op` names: the
-/// lowerings' check before they inline them.
+/// lowerings' check before they inline them. The gradient's score_mod must
+/// also be differentiable.
 LogicalResult verifyModFunctionBodies(BufferLocalAttentionOp op);
+LogicalResult verifyModFunctionBodies(BufferLocalAttentionGradOp op);
 
 } // namespace mlir::cp
 

@@ -1,7 +1,8 @@
 //===- SchemeTraffic.cpp - bytes each CP scheme sends per rank ------------===//
 //
 // DESIGN §2's "bytes sent per rank" table: what leaves one rank for other
-// ranks, counted at the collective API, for one attention forward.
+// ranks, counted at the collective API, for one attention forward, and
+// docs/Training.md §3's for the backward.
 //
 //===----------------------------------------------------------------------===//
 
@@ -85,27 +86,91 @@ int64_t mlir::cp::relayoutHalvesSent(int64_t groupSize, int64_t rank,
   return sent;
 }
 
-int64_t mlir::cp::bytesSentPerRank(SchemeAttr scheme, const AttentionShape &s,
-                                   int64_t elementBytes, SequenceLayout layout,
-                                   MaskAttr mask) {
-  int64_t base = bytesSentPerRank(scheme, s, elementBytes, mask);
-  SequenceLayout computed = schemeLayout(scheme.getKind());
+/// The busiest rank's bytes for relayouts into the scheme's layout of
+/// tensors with `inRowBytes` per sequence row and back of `outRowBytes`.
+static int64_t relayoutBytes(const AttentionShape &s, SequenceLayout layout,
+                             SequenceLayout computed, int64_t inRowBytes,
+                             int64_t outRowBytes) {
   if (computed == layout)
-    return base;
-  // Q, K, V move in halves of L/2 rows into the scheme's layout, O back.
-  int64_t half = s.batch * (s.localLen / 2) * elementBytes;
-  int64_t inRow = s.heads * s.headDim + s.kvHeads * (s.headDim + s.valueDim);
-  int64_t outRow = s.heads * s.valueDim;
-  int64_t busiest = 0;
+    return 0;
+  int64_t half = s.batch * (s.localLen / 2);
   // Beyond a few ranks some rank moves both halves each way (only ranks 0
   // and about 2P/3 keep a chunk): the busiest is that, without visiting
   // every rank.
   if (s.groupSize > 64)
-    return base + 2 * (inRow + outRow) * half;
+    return 2 * (inRowBytes + outRowBytes) * half;
+  int64_t busiest = 0;
   for (int64_t r = 0; r < s.groupSize; ++r)
     busiest = std::max(
         busiest,
-        relayoutHalvesSent(s.groupSize, r, layout, computed) * inRow +
-            relayoutHalvesSent(s.groupSize, r, computed, layout) * outRow);
-  return base + busiest * half;
+        relayoutHalvesSent(s.groupSize, r, layout, computed) * inRowBytes +
+            relayoutHalvesSent(s.groupSize, r, computed, layout) * outRowBytes);
+  return busiest * half;
+}
+
+int64_t mlir::cp::bytesSentPerRank(SchemeAttr scheme, const AttentionShape &s,
+                                   int64_t elementBytes, SequenceLayout layout,
+                                   MaskAttr mask) {
+  // Q, K, V move in halves of L/2 rows into the scheme's layout, O back.
+  int64_t inRow = s.heads * s.headDim + s.kvHeads * (s.headDim + s.valueDim);
+  int64_t outRow = s.heads * s.valueDim;
+  return bytesSentPerRank(scheme, s, elementBytes, mask) +
+         relayoutBytes(s, layout, schemeLayout(scheme.getKind()),
+                       inRow * elementBytes, outRow * elementBytes);
+}
+
+int64_t mlir::cp::backwardBytesSentPerRank(SchemeAttr scheme,
+                                           const AttentionShape &s,
+                                           int64_t elementBytes,
+                                           int64_t gradBytes,
+                                           SequenceLayout layout,
+                                           bool kvReused) {
+  int64_t p = s.groupSize;
+  int64_t rows = s.batch * s.localLen;
+  int64_t q = rows * s.heads * s.headDim, o = rows * s.heads * s.valueDim;
+  int64_t k = rows * s.kvHeads * s.headDim, v = rows * s.kvHeads * s.valueDim;
+  int64_t lse = rows * s.heads;
+  // An all-to-all over g ranks sends (g - 1)/g of each tensor it trades.
+  auto traded = [](int64_t bytes, int64_t g) { return bytes / g * (g - 1); };
+  auto ulysses = [&](int64_t g) {
+    int64_t in = 0;
+    for (int64_t x : {q, k, v, o, o})
+      in += traded(x * elementBytes, g);
+    in += traded(lse * 4, g);
+    int64_t back = 0;
+    for (int64_t x : {q, k, v})
+      back += traded(x * gradBytes, g);
+    return in + back;
+  };
+  // allgather's backward over g ranks: K/V gathered (unless the forward's
+  // gather is reused), dK/dV reduce-scattered.
+  auto gathered = [&](int64_t g, bool reused) {
+    return (reused ? 0 : (k + v) * (g - 1) * elementBytes) +
+           (k + v) * (g - 1) * gradBytes;
+  };
+  int64_t base = 0;
+  switch (scheme.getKind()) {
+  case SchemeKind::allgather:
+    base = gathered(p, kvReused);
+    break;
+  case SchemeKind::ulysses:
+    base = ulysses(p);
+    break;
+  case SchemeKind::hybrid: {
+    int64_t u = scheme.getUlyssesDegree();
+    base = ulysses(u) + gathered(p / u, /*reused=*/false);
+    break;
+  }
+  default:
+    llvm_unreachable("the backward of this scheme is not built");
+  }
+  // q, k, v, o, dO and lse into the scheme's layout; dq, dk, dv back.
+  int64_t inRow = (s.heads * (s.headDim + 2 * s.valueDim) +
+                   s.kvHeads * (s.headDim + s.valueDim)) *
+                      elementBytes +
+                  s.heads * 4;
+  int64_t outRow =
+      (s.heads * s.headDim + s.kvHeads * (s.headDim + s.valueDim)) * gradBytes;
+  return base + relayoutBytes(s, layout, schemeLayout(scheme.getKind()), inRow,
+                              outRow);
 }

@@ -1,10 +1,12 @@
 //===- AttentionOps.cpp - the attention ops -------------------------------===//
 //
 // Verifiers and canonicalizations of cp.attention, cp.local_attention (tensor
-// and buffer forms), cp.offset_mask and cp.merge.
+// and buffer forms), cp.offset_mask and cp.merge. The gradient ops are in
+// AttentionGradOps.cpp.
 //
 //===----------------------------------------------------------------------===//
 
+#include "AttentionVerification.h"
 #include "OpVerification.h"
 #include "cp/Dialect/CP/IR/CPOps.h"
 #include "cp/Dialect/CP/IR/ModRegions.h"
@@ -18,6 +20,7 @@ using namespace mlir::cp;
 using mlir::cp::detail::isStatic;
 using mlir::cp::detail::knownDifferent;
 using mlir::cp::detail::verifyGroup;
+using mlir::cp::detail::verifyLocalAttention;
 
 static std::string sizeStr(int64_t size) {
   return isStatic(size) ? std::to_string(size) : std::string("?");
@@ -154,67 +157,81 @@ static int64_t maskKeyExtent(ShapedType mask) {
 // AttentionOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult AttentionOp::verify() {
-  RankedTensorType q = getQuery().getType();
-  if (failed(verifyAttentionOperands(*this, q, getKey().getType(),
-                                     getValue().getType(), getType(),
-                                     /*sameLength=*/true)))
+LogicalResult mlir::cp::detail::verifyShardedAttention(
+    Operation *op, ShapedType q, ShapedType k, ShapedType v, ShapedType out,
+    SequenceLayout layout, Region &maskMod, Region &scoreMod,
+    ValueRange modOperands, Value explicitMask) {
+  if (failed(verifyAttentionOperands(op, q, k, v, out, /*sameLength=*/true)))
     return failure();
   int64_t len = q.getDimSize(kSeq);
-  if (getLayout() == SequenceLayout::zigzag && isStatic(len) && len % 2 != 0)
-    return emitOpError("layout = zigzag holds two chunks of L/2 rows and "
-                       "needs an even local length L, got L = ")
+  if (layout == SequenceLayout::zigzag && isStatic(len) && len % 2 != 0)
+    return op->emitOpError("layout = zigzag holds two chunks of L/2 rows and "
+                           "needs an even local length L, got L = ")
            << len << "; pad the sequence to a multiple of 2 * P";
-  if (failed(verifyModRegions(*this, getMaskMod(), getScoreMod(),
-                              getModOperands())))
+  if (failed(verifyModRegions(op, maskMod, scoreMod, modOperands)))
     return failure();
-  if (getExplicitMask())
-    return verifyExplicitMaskLayout(*this, getExplicitMask().getType(), q);
+  if (explicitMask)
+    return verifyExplicitMaskLayout(
+        op, cast<ShapedType>(explicitMask.getType()), q);
   return success();
 }
 
-LogicalResult
-AttentionOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  FailureOr<int64_t> groupSize =
-      verifyGroup(*this, getGridAttr(), getGridAxes(), symbolTable);
+LogicalResult mlir::cp::detail::verifyShardedAttentionSymbols(
+    Operation *op, FlatSymbolRefAttr grid, ArrayRef<int16_t> gridAxes,
+    RankedTensorType q, RankedTensorType k, RankedTensorType v,
+    Value explicitMask, SchemeAttr scheme, SymbolTableCollection &symbolTable) {
+  FailureOr<int64_t> groupSize = verifyGroup(op, grid, gridAxes, symbolTable);
   if (failed(groupSize))
     return failure();
-  AttentionShape shape =
-      AttentionShape::fromTypes(getQuery().getType(), getKey().getType(),
-                                getValue().getType(), *groupSize);
+  AttentionShape shape = AttentionShape::fromTypes(q, k, v, *groupSize);
   int64_t localLen = shape.localLen, globalLen = shape.globalLen();
   int64_t unused = 0;
   if (isStatic(localLen) && isStatic(*groupSize) &&
       llvm::MulOverflow(localLen, *groupSize, unused))
-    return emitOpError("expects the global sequence length S = P * L = ")
+    return op->emitOpError("expects the global sequence length S = P * L = ")
            << *groupSize << " * " << localLen
            << " to fit in int64; use a smaller local length or fewer ranks";
-  if (Value mask = getExplicitMask()) {
-    auto maskType = cast<RankedTensorType>(mask.getType());
+  if (explicitMask) {
+    auto maskType = cast<RankedTensorType>(explicitMask.getType());
     int64_t keys = maskKeyExtent(maskType), rows = maskQueryExtent(maskType);
     if (knownDifferent(keys, globalLen))
-      return emitOpError("explicit_mask key extent (")
+      return op->emitOpError("explicit_mask key extent (")
              << keys << ") must equal the global sequence length S = P * L = "
              << *groupSize << " * " << localLen << " = " << globalLen;
     if (isStatic(rows) && isStatic(globalLen) && rows != localLen &&
         rows != globalLen)
-      return emitOpError("explicit_mask query extent (")
+      return op->emitOpError("explicit_mask query extent (")
              << rows << ") must be the local length L (" << localLen
              << ") or the global length S (" << globalLen << ")";
   }
-  if (SchemeAttr scheme = getSchemeAttr())
+  if (scheme)
     if (std::optional<std::string> violation =
             findSchemeViolation(scheme, shape))
-      return emitOpError("cannot use scheme ") << scheme << ": " << *violation;
+      return op->emitOpError("cannot use scheme ")
+             << scheme << ": " << *violation;
   return success();
+}
+
+LogicalResult AttentionOp::verify() {
+  return detail::verifyShardedAttention(
+      *this, getQuery().getType(), getKey().getType(), getValue().getType(),
+      getType(), getLayout(), getMaskMod(), getScoreMod(), getModOperands(),
+      getExplicitMask());
+}
+
+LogicalResult
+AttentionOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return detail::verifyShardedAttentionSymbols(
+      *this, getGridAttr(), getGridAxes(), getQuery().getType(),
+      getKey().getType(), getValue().getType(), getExplicitMask(),
+      getSchemeAttr(), symbolTable);
 }
 
 //===----------------------------------------------------------------------===//
 // LocalAttentionOp
 //===----------------------------------------------------------------------===//
 
-/// The rules of cp.local_attention, shared by its tensor and buffer forms.
-static LogicalResult verifyLocalAttention(Operation *op, ShapedType q,
+LogicalResult mlir::cp::detail::verifyLocalAttention(Operation *op, ShapedType q,
                                           ShapedType k, ShapedType v,
                                           ShapedType out, Value maskValue,
                                           Value lseValue) {
@@ -370,12 +387,6 @@ LogicalResult BufferLocalAttentionOp::verify() {
                               getExplicitMask(), getLse());
 }
 
-static func::FuncOp lookupModFunction(Operation *op, FlatSymbolRefAttr name) {
-  if (!name)
-    return {};
-  return SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(op, name);
-}
-
 func::FuncOp BufferLocalAttentionOp::getMaskModFunction() {
   return lookupModFunction(*this, getMaskModAttr());
 }
@@ -386,18 +397,6 @@ func::FuncOp BufferLocalAttentionOp::getScoreModFunction() {
 
 LogicalResult
 BufferLocalAttentionOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  for (auto [name, isMask] : {std::pair(getMaskModAttr(), true),
-                              std::pair(getScoreModAttr(), false)}) {
-    if (!name)
-      continue;
-    auto function =
-        symbolTable.lookupNearestSymbolFrom<func::FuncOp>(*this, name);
-    if (!function)
-      return emitOpError("expects ") << (isMask ? "mask_mod" : "score_mod")
-                                     << " " << name << " to name a func.func";
-    if (failed(verifyModFunction(*this, function, isMask, getModOperands(),
-                                 /*checkBody=*/false)))
-      return failure();
-  }
-  return success();
+  return verifyModFunctionSymbols(*this, getMaskModAttr(), getScoreModAttr(),
+                                  getModOperands(), symbolTable);
 }

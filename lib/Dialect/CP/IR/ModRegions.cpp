@@ -3,6 +3,7 @@
 #include "cp/Dialect/CP/IR/ModRegions.h"
 #include "cp/Dialect/CP/IR/CPOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
@@ -130,6 +131,68 @@ LogicalResult mlir::cp::verifyModRegions(Operation *op, Region &maskMod,
   if (failed(verifyModRegion(op, maskMod, /*isMask=*/true, modOperands)))
     return failure();
   return verifyModRegion(op, scoreMod, /*isMask=*/false, modOperands);
+}
+
+func::FuncOp mlir::cp::lookupModFunction(Operation *op,
+                                         FlatSymbolRefAttr name) {
+  if (!name)
+    return {};
+  return SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(op, name);
+}
+
+LogicalResult mlir::cp::verifyModFunctionSymbols(
+    Operation *op, FlatSymbolRefAttr maskMod, FlatSymbolRefAttr scoreMod,
+    ValueRange modOperands, SymbolTableCollection &symbolTable) {
+  for (auto [name, isMask] :
+       {std::pair(maskMod, true), std::pair(scoreMod, false)}) {
+    if (!name)
+      continue;
+    auto function = symbolTable.lookupNearestSymbolFrom<func::FuncOp>(op, name);
+    if (!function)
+      return op->emitOpError("expects ")
+             << (isMask ? "mask_mod" : "score_mod") << " " << name
+             << " to name a func.func";
+    if (failed(verifyModFunction(op, function, isMask, modOperands,
+                                 /*checkBody=*/false)))
+      return failure();
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Differentiability of a score_mod
+//===----------------------------------------------------------------------===//
+
+bool mlir::cp::isDifferentiableScoreOp(Operation *op) {
+  return isa<arith::AddFOp, arith::SubFOp, arith::MulFOp, arith::DivFOp,
+             arith::NegFOp, arith::SelectOp, arith::MaximumFOp,
+             arith::MinimumFOp, arith::CmpFOp, math::ExpOp, math::TanhOp>(op);
+}
+
+LogicalResult mlir::cp::verifyDifferentiableScoreMod(Operation *op,
+                                                     Block &body) {
+  if (body.getNumArguments() == 0)
+    return success();
+  llvm::SmallPtrSet<Value, 16> dependent;
+  dependent.insert(body.getArgument(0));
+  for (Operation &nested : body.without_terminator()) {
+    if (llvm::none_of(nested.getOperands(),
+                      [&](Value v) { return dependent.contains(v); }))
+      continue;
+    if (!isDifferentiableScoreOp(&nested)) {
+      InFlightDiagnostic diag =
+          op->emitOpError("score_mod cannot be differentiated: '")
+          << nested.getName()
+          << "' depends on the score and has no derivative rule; the score "
+             "may only flow through "
+          << kDifferentiableScoreOps;
+      diag.attachNote(nested.getLoc()) << "the op without a derivative";
+      return diag;
+    }
+    for (Value result : nested.getResults())
+      dependent.insert(result);
+  }
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

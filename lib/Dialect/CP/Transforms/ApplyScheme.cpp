@@ -1,7 +1,9 @@
 //===- ApplyScheme.cpp - rewrite cp.attention under a CP scheme -----------===//
 //
 // Implements cp-apply-scheme: each cp.attention becomes cp collectives plus
-// cp.local_attention ops with the global offsets of DESIGN §2. Scheme
+// cp.local_attention ops with the global offsets of DESIGN §2, and each
+// cp.attention_grad the backward of its scheme (cp.local_attention_grad
+// ops and collectives, docs/Training.md §3). Scheme
 // constraints come from SchemeConstraints.h, traffic from SchemeTraffic.h;
 // scheme = auto is cp-choose-scheme's to resolve, never this pass's. Each
 // scheme is a SchemeBuilder rewrite (SchemeBuilder.h).
@@ -42,10 +44,13 @@ struct ApplySchemePass : public cp::impl::ApplySchemePassBase<ApplySchemePass> {
   }
 
   void runOnOperation() override;
+  /// The scheme `op` (cp.attention or cp.attention_grad) is rewritten under
+  /// and its shape; fails with a diagnostic when it cannot be.
+  template <typename ShardedOp>
+  FailureOr<std::pair<SchemeAttr, AttentionShape>> schemeOf(ShardedOp op);
   /// Rewrites `op`; returns the scheme applied.
   FailureOr<SchemeAttr> rewrite(AttentionOp op);
-  FailureOr<Group> hybridOuterInner(SchemeBuilder &builder, Group &inner,
-                                    int64_t u);
+  FailureOr<SchemeAttr> rewrite(AttentionGradOp op);
 
   SchemeAttr defaultScheme;
 };
@@ -53,30 +58,30 @@ struct ApplySchemePass : public cp::impl::ApplySchemePassBase<ApplySchemePass> {
 /// The CP group of a hybrid(u) op as an (outer, inner) pair of grid axes.
 /// A 1-D grid of size P is viewed through a derived `(P/u) x u` grid whose
 /// row-major linear index equals the 1-D index, so both name the same ranks.
-FailureOr<Group> ApplySchemePass::hybridOuterInner(SchemeBuilder &builder,
-                                                   Group &inner, int64_t u) {
-  AttentionOp op = builder.op;
-  auto grid =
-      SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(op, op.getGridAttr());
-  ArrayRef<int16_t> axes = op.getGridAxes();
+static FailureOr<Group> hybridOuterInner(Operation *op,
+                                         FlatSymbolRefAttr gridAttr,
+                                         ArrayRef<int16_t> axes,
+                                         CollectiveBuilder &builder,
+                                         Group &inner, int64_t u) {
+  auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(op, gridAttr);
   Group outer;
   if (axes.size() == 2) {
     int64_t innerSize = grid.getShape()[axes[1]];
     if (innerSize != u)
-      return op.emitOpError("hybrid(")
+      return op->emitOpError("hybrid(")
              << u << ") on grid_axes [" << axes[0] << ", " << axes[1]
              << "] needs the inner axis " << axes[1]
              << " to have size u = " << u << ", got " << innerSize;
-    outer = {op.getGridAttr(), {axes[0]}, grid.getShape()[axes[0]], Value()};
-    inner = {op.getGridAttr(), {axes[1]}, u, Value()};
+    outer = {gridAttr, {axes[0]}, grid.getShape()[axes[0]], Value()};
+    inner = {gridAttr, {axes[1]}, u, Value()};
   } else if (grid.getRank() == 1 && axes.size() == 1) {
     int64_t p = grid.getShape()[0], rows = p / u;
     std::string name =
         (grid.getSymName() + "_hybrid_" + Twine(rows) + "x" + Twine(u)).str();
     auto derived = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(
-        op, StringAttr::get(op.getContext(), name));
+        op, StringAttr::get(op->getContext(), name));
     if (derived && derived.getShape() != ArrayRef<int64_t>{rows, u})
-      return op.emitOpError("hybrid(")
+      return op->emitOpError("hybrid(")
              << u << ") needs grid @" << name << " to have shape " << rows
              << "x" << u << ", but a grid of that name has another shape";
     if (!derived) {
@@ -89,7 +94,7 @@ FailureOr<Group> ApplySchemePass::hybridOuterInner(SchemeBuilder &builder,
     outer = {ref, {0}, rows, Value()};
     inner = {ref, {1}, u, Value()};
   } else {
-    return op.emitOpError("hybrid needs a 1-D grid or two grid axes (outer, "
+    return op->emitOpError("hybrid needs a 1-D grid or two grid axes (outer, "
                           "inner); got grid_axes of size ")
            << axes.size() << " on a rank-" << grid.getRank() << " grid";
   }
@@ -98,7 +103,9 @@ FailureOr<Group> ApplySchemePass::hybridOuterInner(SchemeBuilder &builder,
   return outer;
 }
 
-FailureOr<SchemeAttr> ApplySchemePass::rewrite(AttentionOp op) {
+template <typename ShardedOp>
+FailureOr<std::pair<SchemeAttr, AttentionShape>>
+ApplySchemePass::schemeOf(ShardedOp op) {
   SchemeAttr scheme = op.getSchemeAttr() ? op.getSchemeAttr() : defaultScheme;
   if (!scheme)
     return op.emitOpError("has no scheme: set `scheme = ...` on the op or "
@@ -124,7 +131,78 @@ FailureOr<SchemeAttr> ApplySchemePass::rewrite(AttentionOp op) {
                           "do)");
   if (std::optional<std::string> violation = findSchemeViolation(scheme, shape))
     return op.emitOpError("cannot use scheme ") << scheme << ": " << *violation;
+  return std::make_pair(scheme, shape);
+}
 
+/// The CP group of `op` with this process's index in it.
+static Group cpGroup(Operation *op, FlatSymbolRefAttr gridAttr,
+                     ArrayRef<int16_t> axes, int64_t groupSize,
+                     CollectiveBuilder &builder) {
+  auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(op, gridAttr);
+  SmallVector<int64_t> axisSizes;
+  for (int16_t axis : axes)
+    axisSizes.push_back(grid.getShape()[axis]);
+  Group cp{gridAttr, SmallVector<int16_t>(axes), groupSize, Value()};
+  cp.index = builder.groupIndex(cp.grid, cp.axes, axisSizes);
+  return cp;
+}
+
+FailureOr<SchemeAttr> ApplySchemePass::rewrite(AttentionGradOp op) {
+  SchemeAttr requested = op.getSchemeAttr() ? op.getSchemeAttr() : defaultScheme;
+  if (requested && requested.getKind() == SchemeKind::automatic)
+    return op.emitOpError("scheme auto is not available for the backward "
+                          "yet: the cost model has no backward terms "
+                          "(docs/Training.md §7); give allgather, ulysses or "
+                          "hybrid(u)");
+  auto resolved = schemeOf(op);
+  if (failed(resolved))
+    return failure();
+  auto [scheme, shape] = *resolved;
+  SchemeKind kind = scheme.getKind();
+  if (kind != SchemeKind::allgather && kind != SchemeKind::ulysses &&
+      kind != SchemeKind::hybrid)
+    return op.emitOpError("the backward of scheme ")
+           << scheme
+           << " is not built yet (docs/Training.md §7): use allgather, "
+              "ulysses or hybrid for cp.attention_grad";
+  GradSchemeBuilder builder(op, shape);
+  builder.scheme = scheme;
+  Group cp{op.getGridAttr(), SmallVector<int16_t>(op.getGridAxes()),
+           shape.groupSize, Value()};
+  SequenceLayout layout = SequenceLayout::contiguous;
+  GradSchemeBuilder::Grads grads;
+  if (kind == SchemeKind::hybrid) {
+    Group inner;
+    FailureOr<Group> outer =
+        hybridOuterInner(op, op.getGridAttr(), op.getGridAxes(), builder,
+                         inner, scheme.getUlyssesDegree());
+    if (failed(outer))
+      return failure();
+    grads = builder.rewriteUlysses(inner, &*outer, builder.operandsIn(cp, layout));
+    ++numHybrid;
+  } else {
+    cp = cpGroup(op, op.getGridAttr(), op.getGridAxes(), shape.groupSize,
+                 builder);
+    GradSchemeBuilder::Operands in = builder.operandsIn(cp, layout);
+    if (kind == SchemeKind::allgather) {
+      grads = builder.rewriteAllGather(cp, in);
+      ++numAllGather;
+    } else {
+      grads = builder.rewriteUlysses(cp, /*outer=*/nullptr, in);
+      ++numUlysses;
+    }
+  }
+  builder.finish(cp, grads, layout);
+  op.erase();
+  return scheme;
+}
+
+FailureOr<SchemeAttr> ApplySchemePass::rewrite(AttentionOp op) {
+  auto resolved = schemeOf(op);
+  if (failed(resolved))
+    return failure();
+  auto [scheme, shape] = *resolved;
+  int64_t groupSize = shape.groupSize;
   SchemeBuilder builder(op, shape);
   builder.scheme = scheme;
   builder.unrollRing = unrollRing;
@@ -133,11 +211,6 @@ FailureOr<SchemeAttr> ApplySchemePass::rewrite(AttentionOp op) {
   builder.bytesPerRank = bytesSentPerRank(scheme, shape, elementBytes,
                                           op.getLayout(), op.getMask());
 
-  auto grid =
-      SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(op, op.getGridAttr());
-  SmallVector<int64_t> axisSizes;
-  for (int16_t axis : op.getGridAxes())
-    axisSizes.push_back(grid.getShape()[axis]);
   Group cp{op.getGridAttr(), SmallVector<int16_t>(op.getGridAxes()), groupSize,
            Value()};
 
@@ -146,14 +219,15 @@ FailureOr<SchemeAttr> ApplySchemePass::rewrite(AttentionOp op) {
   if (kind == SchemeKind::hybrid) {
     Group inner;
     FailureOr<Group> outer =
-        hybridOuterInner(builder, inner, scheme.getUlyssesDegree());
+        hybridOuterInner(op, op.getGridAttr(), op.getGridAxes(), builder, inner,
+                         scheme.getUlyssesDegree());
     if (failed(outer))
       return failure();
     builder.convertOperandsTo(cp, layout);
     out = builder.rewriteUlysses(inner, &*outer);
     ++numHybrid;
   } else {
-    cp.index = builder.groupIndex(cp.grid, cp.axes, axisSizes);
+    cp = cpGroup(op, op.getGridAttr(), op.getGridAxes(), groupSize, builder);
     builder.convertOperandsTo(cp, layout);
     switch (kind) {
     case SchemeKind::allgather:
@@ -187,8 +261,11 @@ void ApplySchemePass::runOnOperation() {
   getOperation().walk([&](FunctionOpInterface func) {
     if (func.isExternal())
       return;
-    SmallVector<AttentionOp> ops;
-    func.walk([&](AttentionOp op) { ops.push_back(op); });
+    SmallVector<Operation *> ops;
+    func.walk([&](Operation *op) {
+      if (isa<AttentionOp, AttentionGradOp>(op))
+        ops.push_back(op);
+    });
     if (ops.empty() && requireMatch) {
       func.emitError("cp-apply-scheme found no cp.attention in function @")
           << func.getName()
@@ -197,8 +274,10 @@ void ApplySchemePass::runOnOperation() {
       failedAny = true;
     }
     llvm::StringMap<int64_t> rewritten;
-    for (AttentionOp op : ops) {
-      FailureOr<SchemeAttr> applied = rewrite(op);
+    for (Operation *op : ops) {
+      FailureOr<SchemeAttr> applied =
+          isa<AttentionOp>(op) ? rewrite(cast<AttentionOp>(op))
+                               : rewrite(cast<AttentionGradOp>(op));
       if (failed(applied)) {
         failedAny = true;
         continue;

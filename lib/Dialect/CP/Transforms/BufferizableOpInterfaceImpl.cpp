@@ -1,6 +1,6 @@
 //===- BufferizableOpInterfaceImpl.cpp - bufferization of cp ops ----------===//
 //
-// cp.local_attention and the collectives bufferize into their cp.buffer.*
+// cp.local_attention, its gradient and the collectives bufferize into their cp.buffer.*
 // forms, writing a fresh allocation (a collective's receive buffer never
 // aliases its send buffer). cp.merge and cp.offset_mask are elementwise and
 // bufferize into linalg.generic on memrefs.
@@ -109,6 +109,25 @@ struct AllocatingOpModel
   }
 };
 
+/// The mask_mod / score_mod regions of `tensorOp` become private functions
+/// reading the mod operands' buffers, named by `bufferOp`.
+template <typename TensorOp, typename BufferOp>
+void outlineModRegionsOnto(RewriterBase &rewriter, TensorOp tensorOp,
+                           BufferOp bufferOp, ValueRange modBuffers) {
+  MLIRContext *ctx = tensorOp->getContext();
+  TypeRange modTypes = modBuffers.getTypes();
+  if (!tensorOp.getMaskMod().empty())
+    bufferOp.setMaskModAttr(FlatSymbolRefAttr::get(
+        outlineModRegion(rewriter, tensorOp.getMaskMod(), tensorOp,
+                         "cp_mask_mod", modArgumentTypes(ctx, true, modTypes))
+            .getSymNameAttr()));
+  if (!tensorOp.getScoreMod().empty())
+    bufferOp.setScoreModAttr(FlatSymbolRefAttr::get(
+        outlineModRegion(rewriter, tensorOp.getScoreMod(), tensorOp,
+                         "cp_score_mod", modArgumentTypes(ctx, false, modTypes))
+            .getSymNameAttr()));
+}
+
 //===----------------------------------------------------------------------===//
 // cp.local_attention -> cp.buffer.local_attention
 //===----------------------------------------------------------------------===//
@@ -144,25 +163,49 @@ struct LocalAttentionModel
         in.getExplicitMask(), in.getModOperands(), *output, lse,
         attention.getMaskAttr(), attention.getScaleAttr(),
         /*mask_mod=*/FlatSymbolRefAttr(), /*score_mod=*/FlatSymbolRefAttr());
-    // The regions become private functions reading the mod operands'
-    // buffers.
-    MLIRContext *ctx = op->getContext();
-    TypeRange modTypes = in.getModOperands().getTypes();
-    SmallVector<Type> maskArgs = modArgumentTypes(ctx, true, modTypes);
-    SmallVector<Type> scoreArgs = modArgumentTypes(ctx, false, modTypes);
-    if (!attention.getMaskMod().empty())
-      buffered.setMaskModAttr(FlatSymbolRefAttr::get(
-          outlineModRegion(rewriter, attention.getMaskMod(), op, "cp_mask_mod",
-                           maskArgs)
-              .getSymNameAttr()));
-    if (!attention.getScoreMod().empty())
-      buffered.setScoreModAttr(FlatSymbolRefAttr::get(
-          outlineModRegion(rewriter, attention.getScoreMod(), op,
-                           "cp_score_mod", scoreArgs)
-              .getSymNameAttr()));
+    outlineModRegionsOnto(rewriter, attention, buffered, in.getModOperands());
     SmallVector<Value> results{*output};
     if (lse)
       results.push_back(lse);
+    replaceOpWithBufferizedValues(rewriter, op, results);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// cp.local_attention_grad -> cp.buffer.local_attention_grad
+//===----------------------------------------------------------------------===//
+
+struct LocalAttentionGradModel
+    : public AllocatingOpModel<LocalAttentionGradModel, LocalAttentionGradOp> {
+  LogicalResult bufferizeOnBuffers(LocalAttentionGradOp grad,
+                                   LocalAttentionGradOp::Adaptor in,
+                                   RewriterBase &rewriter,
+                                   const BufferizationOptions &options) const {
+    Operation *op = grad;
+    Location loc = op->getLoc();
+    // Each gradient takes its sizes from its operand.
+    SmallVector<Value> results;
+    for (auto [result, operand] :
+         {std::pair(grad.getGradQuery(), in.getQuery()),
+          std::pair(grad.getGradKey(), in.getKey()),
+          std::pair(grad.getGradValue(), in.getValue())}) {
+      FailureOr<Value> buffer =
+          allocateResult(rewriter, loc, result, options, [&](int64_t d) {
+            return dimOfBuffer(rewriter, loc, operand, d);
+          });
+      if (failed(buffer))
+        return failure();
+      results.push_back(*buffer);
+    }
+    auto buffered = BufferLocalAttentionGradOp::create(
+        rewriter, loc, in.getQuery(), in.getKey(), in.getValue(),
+        in.getOutput(), in.getLse(), in.getGradOutput(), in.getQOffset(),
+        in.getKvOffset(), in.getHeadOffset(), in.getExplicitMask(),
+        in.getModOperands(), results[0], results[1], results[2],
+        grad.getMaskAttr(), grad.getScaleAttr(),
+        /*mask_mod=*/FlatSymbolRefAttr(), /*score_mod=*/FlatSymbolRefAttr());
+    outlineModRegionsOnto(rewriter, grad, buffered, in.getModOperands());
     replaceOpWithBufferizedValues(rewriter, op, results);
     return success();
   }
@@ -364,9 +407,11 @@ struct OffsetMaskModel
   }
 };
 
-/// cp.attention has no buffer form: a scheme must turn it into collectives
-/// and local attention first. Saying so beats "op was not bufferized".
-struct AttentionModel : public AllocatingOpModel<AttentionModel, AttentionOp> {
+/// cp.attention (and its gradient) has no buffer form: a scheme must turn it
+/// into collectives and local attention first. Saying so beats "op was not bufferized".
+template <typename ShardedOp>
+struct AttentionModel
+    : public AllocatingOpModel<AttentionModel<ShardedOp>, ShardedOp> {
   LogicalResult bufferize(Operation *op, RewriterBase &,
                           const BufferizationOptions &,
                           BufferizationState &) const {
@@ -380,8 +425,10 @@ struct AttentionModel : public AllocatingOpModel<AttentionModel, AttentionOp> {
 void mlir::cp::registerBufferizableOpInterfaceExternalModels(
     DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *ctx, CPDialect *) {
-    AttentionOp::attachInterface<AttentionModel>(*ctx);
+    AttentionOp::attachInterface<AttentionModel<AttentionOp>>(*ctx);
+    AttentionGradOp::attachInterface<AttentionModel<AttentionGradOp>>(*ctx);
     LocalAttentionOp::attachInterface<LocalAttentionModel>(*ctx);
+    LocalAttentionGradOp::attachInterface<LocalAttentionGradModel>(*ctx);
     AllGatherOp::attachInterface<
         CollectiveModel<AllGatherOp, BufferAllGatherOp>>(*ctx);
     ReduceScatterOp::attachInterface<

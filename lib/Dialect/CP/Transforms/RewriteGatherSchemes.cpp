@@ -16,11 +16,8 @@ Value SchemeBuilder::rewriteAllGather(const Group &cp) {
   Value k = allGather(cp, key, kSeqDim);
   Value v = allGather(cp, value, kSeqDim);
   Value qOffset = mul(cp.index, shape.localLen);
-  Value m = mask;
-  if (m && !maskIsLocal(m))
-    m = sliceGlobalMask(m, qOffset, shape.localLen, b.getIndexAttr(0),
-                        shape.heads);
-  return localAttention(query, k, v, qOffset, index(0), m);
+  return localAttention(query, k, v, qOffset, index(0),
+                        gatheredKeysMask(mask, qOffset));
 }
 
 /// Ulysses over `inner`; with `outer` (hybrid), K/V are then all-gathered
@@ -40,15 +37,7 @@ Value SchemeBuilder::rewriteUlysses(const Group &inner, const Group *outer) {
     qOffset = mul(outer->index, blockLen);
   }
   int64_t localHeads = shape.heads / inner.size;
-  Value m = mask;
-  if (m && maskIsLocal(m)) {
-    int64_t rows = maskRowDim(m);
-    m = maskHasHeads(m) ? allToAll(inner, m, kHeadsDim, rows)
-                        : allGather(inner, m, rows);
-  } else if (m) {
-    m = sliceGlobalMask(m, qOffset, blockLen, mul(inner.index, localHeads),
-                        localHeads);
-  }
+  Value m = ulyssesMask(inner, mask, qOffset, blockLen);
   if (hasModRegions())
     headOffset = mul(inner.index, localHeads);
   Value out = localAttention(q, k, v, qOffset, index(0), m);

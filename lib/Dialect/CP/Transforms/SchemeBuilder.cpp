@@ -18,7 +18,7 @@ using namespace mlir;
 using namespace mlir::cp;
 using namespace mlir::cp::detail;
 
-Value SchemeBuilder::groupIndex(FlatSymbolRefAttr grid, ArrayRef<int16_t> axes,
+Value CollectiveBuilder::groupIndex(FlatSymbolRefAttr grid, ArrayRef<int16_t> axes,
                                 ArrayRef<int64_t> axisSizes) {
   if (llvm::all_of(axisSizes, [](int64_t s) { return s == 1; }))
     return index(0);
@@ -31,7 +31,7 @@ Value SchemeBuilder::groupIndex(FlatSymbolRefAttr grid, ArrayRef<int16_t> axes,
   return linear;
 }
 
-Value SchemeBuilder::slice(Value v, int64_t dim, OpFoldResult offset,
+Value CollectiveBuilder::slice(Value v, int64_t dim, OpFoldResult offset,
                            int64_t size) {
   auto type = cast<RankedTensorType>(v.getType());
   SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
@@ -112,28 +112,36 @@ SchemeBuilder::Partial SchemeBuilder::emptyPartial(Partial like) {
           fill(like.lse, -std::numeric_limits<double>::infinity())};
 }
 
-Value SchemeBuilder::toStorageType(Value f32) {
-  Type element = op.getType().getElementType();
-  if (element.isF32())
-    return f32;
-  auto type = cast<RankedTensorType>(f32.getType());
+Value CollectiveBuilder::convertElements(Value v, Type element) {
+  auto type = cast<RankedTensorType>(v.getType());
+  if (type.getElementType() == element)
+    return v;
+  bool widen = element.getIntOrFloatBitWidth() >
+               type.getElementType().getIntOrFloatBitWidth();
   Value empty = tensor::EmptyOp::create(b, loc, type.getShape(), element);
   int64_t rank = type.getRank();
   SmallVector<AffineMap> maps(2, b.getMultiDimIdentityMap(rank));
   SmallVector<utils::IteratorType> iterators(rank,
                                              utils::IteratorType::parallel);
   return linalg::GenericOp::create(
-             b, loc, TypeRange{empty.getType()}, ValueRange{f32},
+             b, loc, TypeRange{empty.getType()}, ValueRange{v},
              ValueRange{empty}, maps, iterators,
              [&](OpBuilder &nb, Location nloc, ValueRange args) {
-               Value rounded =
-                   arith::TruncFOp::create(nb, nloc, element, args[0]);
-               linalg::YieldOp::create(nb, nloc, rounded);
+               Value converted =
+                   widen ? arith::ExtFOp::create(nb, nloc, element, args[0])
+                               .getResult()
+                         : arith::TruncFOp::create(nb, nloc, element, args[0])
+                               .getResult();
+               linalg::YieldOp::create(nb, nloc, converted);
              })
       .getResult(0);
 }
 
-Value SchemeBuilder::sliceGlobalMask(Value mask, OpFoldResult start,
+Value SchemeBuilder::toStorageType(Value f32) {
+  return convertElements(f32, op.getType().getElementType());
+}
+
+Value CollectiveBuilder::sliceGlobalMask(Value mask, OpFoldResult start,
                                      int64_t count, OpFoldResult h0,
                                      int64_t hCount) {
   int64_t rowDim = maskRowDim(mask);
@@ -142,4 +150,25 @@ Value SchemeBuilder::sliceGlobalMask(Value mask, OpFoldResult start,
   if (maskHasHeads(mask) && hCount != shape.heads)
     rows = slice(rows, kHeadsDim, h0, hCount);
   return rows;
+}
+
+Value CollectiveBuilder::gatheredKeysMask(Value mask, Value qOffset) {
+  if (!mask || maskIsLocal(mask))
+    return mask;
+  return sliceGlobalMask(mask, qOffset, shape.localLen, b.getIndexAttr(0),
+                         shape.heads);
+}
+
+Value CollectiveBuilder::ulyssesMask(const Group &inner, Value mask,
+                                     Value qOffset, int64_t blockLen) {
+  if (!mask)
+    return mask;
+  int64_t localHeads = shape.heads / inner.size;
+  if (maskIsLocal(mask)) {
+    int64_t rows = maskRowDim(mask);
+    return maskHasHeads(mask) ? allToAll(inner, mask, kHeadsDim, rows)
+                              : allGather(inner, mask, rows);
+  }
+  return sliceGlobalMask(mask, qOffset, blockLen, mul(inner.index, localHeads),
+                         localHeads);
 }

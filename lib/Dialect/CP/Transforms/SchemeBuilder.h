@@ -2,7 +2,8 @@
 //
 // What cp-apply-scheme builds schemes from: process groups, collectives,
 // slices and local attentions at global offsets. The rewrite* members are
-// the schemes, in RewriteGatherSchemes.cpp and RewriteRingSchemes.cpp.
+// the schemes, in RewriteGatherSchemes.cpp and RewriteRingSchemes.cpp; the
+// backward's are in RewriteGradSchemes.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,12 +29,12 @@ struct Group {
   Value index;
 };
 
-/// Builds the ops that replace one cp.attention. One instance per op.
-class SchemeBuilder {
+/// The collectives, slices and index arithmetic every scheme rewrite (of
+/// the forward or the backward) builds from, inserted before `op`.
+class CollectiveBuilder {
 public:
-  SchemeBuilder(AttentionOp op, const AttentionShape &shape)
-      : op(op), b(op), loc(op.getLoc()), shape(shape), query(op.getQuery()),
-        key(op.getKey()), value(op.getValue()), mask(op.getExplicitMask()) {}
+  CollectiveBuilder(Operation *op, const AttentionShape &shape)
+      : b(op), loc(op->getLoc()), shape(shape) {}
 
   Value index(int64_t value) {
     return arith::ConstantIndexOp::create(b, loc, value);
@@ -73,6 +74,11 @@ public:
     return AllGatherOp::create(b, loc, withDim(v, dim, dimOf(v, dim) * g.size),
                                v, g.grid.getValue(), g.axes, dim);
   }
+  Value reduceScatter(const Group &g, Value v, int64_t dim) {
+    return ReduceScatterOp::create(b, loc,
+                                   withDim(v, dim, dimOf(v, dim) / g.size), v,
+                                   g.grid.getValue(), g.axes, dim);
+  }
   Value allToAll(const Group &g, Value v, int64_t split, int64_t concat) {
     RankedTensorType type = withDim(withDim(v, split, dimOf(v, split) / g.size),
                                     concat, dimOf(v, concat) * g.size);
@@ -91,6 +97,42 @@ public:
     return RelayoutOp::create(b, loc, v, g.grid.getValue(), g.axes, seqAxis,
                               from, to);
   }
+  /// `v` with element type `element` (an extf or truncf per element; `v`
+  /// itself when it has it).
+  Value convertElements(Value v, Type element);
+
+  /// Rows [start, start + count) of an explicit mask given with the global
+  /// query extent, and heads [h0, h0 + hCount) when it has one per head.
+  Value sliceGlobalMask(Value mask, OpFoldResult start, int64_t count,
+                        OpFoldResult h0, int64_t hCount);
+  bool maskHasHeads(Value mask) const {
+    auto type = cast<RankedTensorType>(mask.getType());
+    return type.getRank() == 4 && type.getDimSize(kHeadsDim) == shape.heads &&
+           shape.heads != 1;
+  }
+  bool maskIsLocal(Value mask) const {
+    return dimOf(mask, maskRowDim(mask)) == shape.localLen;
+  }
+  /// The mask of this rank's L query rows from `qOffset` against all S keys
+  /// (allgather): a global one sliced, a local one as it is.
+  Value gatheredKeysMask(Value mask, Value qOffset);
+  /// The mask of Ulysses' local heads over `blockLen` query rows from
+  /// `qOffset`: a local one traded for a head split (or gathered when it has
+  /// no heads), a global one sliced.
+  Value ulyssesMask(const Group &inner, Value mask, Value qOffset,
+                    int64_t blockLen);
+
+  OpBuilder b;
+  Location loc;
+  AttentionShape shape;
+};
+
+/// Builds the ops that replace one cp.attention. One instance per op.
+class SchemeBuilder : public CollectiveBuilder {
+public:
+  SchemeBuilder(AttentionOp op, const AttentionShape &shape)
+      : CollectiveBuilder(op, shape), op(op), query(op.getQuery()),
+        key(op.getKey()), value(op.getValue()), mask(op.getExplicitMask()) {}
 
   /// The operands in the scheme's layout: Q, K, V and a mask with a local
   /// query extent are converted when the op's layout differs.
@@ -126,28 +168,12 @@ public:
   /// `f32` rounded to the op's element type (a no-op for f32).
   Value toStorageType(Value f32);
 
-  /// Rows [start, start + count) of an explicit mask given with the global
-  /// query extent, and heads [h0, h0 + hCount) when it has one per head.
-  Value sliceGlobalMask(Value mask, OpFoldResult start, int64_t count,
-                        OpFoldResult h0, int64_t hCount);
-  bool maskHasHeads(Value mask) const {
-    auto type = cast<RankedTensorType>(mask.getType());
-    return type.getRank() == 4 && type.getDimSize(kHeadsDim) == shape.heads &&
-           shape.heads != 1;
-  }
-  bool maskIsLocal(Value mask) const {
-    return dimOf(mask, maskRowDim(mask)) == shape.localLen;
-  }
-
   Value rewriteAllGather(const Group &cp);
   Value rewriteUlysses(const Group &inner, const Group *outer);
   Value rewriteHeadTail(const Group &cp);
   Value rewriteRing(const Group &cp, bool zigzag);
 
   AttentionOp op;
-  OpBuilder b;
-  Location loc;
-  AttentionShape shape;
   SchemeAttr scheme;
   /// Ring and zigzag emit every step instead of looping over the middle
   /// ones (cp-apply-scheme{unroll-ring}).
@@ -158,6 +184,46 @@ public:
   /// The global index of the first head local attentions compute, for mod
   /// regions (null: 0).
   Value headOffset;
+};
+
+/// Builds the ops that replace one cp.attention_grad
+/// (RewriteGradSchemes.cpp). Each scheme's backward mirrors its forward and
+/// returns the op's three gradients.
+class GradSchemeBuilder : public CollectiveBuilder {
+public:
+  GradSchemeBuilder(AttentionGradOp op, const AttentionShape &shape)
+      : CollectiveBuilder(op, shape), op(op) {}
+
+  struct Grads {
+    Value dq, dk, dv;
+  };
+  /// The op's operands in the scheme's layout, as the rewrites use them.
+  struct Operands {
+    Value q, k, v, o, lse, dO, mask;
+  };
+
+  /// cp.local_attention_grad of `in` at global offsets, with the op's mask
+  /// kind, scale and regions, marked with the scheme and its traffic. The
+  /// gradients have the op's gradient element types (what the schemes send
+  /// and sum across ranks).
+  Grads localGrad(const Operands &in, Value qOffset, Value kvOffset,
+                  Value headOffset);
+  /// The op's operands, converted from the op's layout to `to`.
+  Operands operandsIn(const Group &g, SequenceLayout to);
+  /// Replaces the op with `grads`, converted back to the op's layout and
+  /// element types.
+  void finish(const Group &g, Grads grads, SequenceLayout computedIn);
+
+  /// The backward's bytes per rank (SchemeTraffic), recorded on the local
+  /// gradient ops.
+  int64_t trafficOf(bool kvReused);
+
+  Grads rewriteAllGather(const Group &cp, const Operands &in);
+  Grads rewriteUlysses(const Group &inner, const Group *outer,
+                       const Operands &in);
+
+  AttentionGradOp op;
+  SchemeAttr scheme;
 };
 
 } // namespace mlir::cp::detail

@@ -30,6 +30,16 @@ int64_t bytesSentPerRank(SchemeAttr scheme, const AttentionShape &shape,
                          int64_t elementBytes, SequenceLayout layout,
                          MaskAttr mask = {});
 
+/// Bytes one rank sends in the backward (cp.attention_grad) of `scheme`
+/// (allgather, ulysses, hybrid: docs/Training.md §3), with `elementBytes`
+/// per operand element and `gradBytes` per gradient element (what dk/dv
+/// partial sums and dq travel in). `kvReused`: allgather reuses the
+/// forward's gathered K/V and sends only the reduce-scatter. Relayouts for
+/// an op in another layout than the scheme's are added as for the forward.
+int64_t backwardBytesSentPerRank(SchemeAttr scheme, const AttentionShape &shape,
+                                 int64_t elementBytes, int64_t gradBytes,
+                                 SequenceLayout layout, bool kvReused = false);
+
 /// How many of its two halves (of L/2 rows) group rank `rank` sends to
 /// other ranks in a cp.relayout from `from` to `to` over `groupSize` ranks
 /// (0 when the layouts are equal).

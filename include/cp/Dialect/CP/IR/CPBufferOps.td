@@ -81,6 +81,73 @@ def CP_BufferLocalAttentionOp : CP_Op<"buffer.local_attention",
   }];
 }
 
+def CP_BufferLocalAttentionGradOp : CP_Op<"buffer.local_attention_grad",
+    [AttrSizedOperandSegments,
+     DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "cp.local_attention_grad on buffers";
+  let description = [{
+    The bufferized form of `cp.local_attention_grad`: reads `query`, `key`,
+    `value`, `output`, `lse` and `grad_output` (and `explicit_mask` and
+    `mod_operands`) and overwrites `grad_query`, `grad_key` and
+    `grad_value` with this block's contributions. Shapes, offsets, masks
+    and numerics are those of `cp.local_attention_grad`; `mask_mod` and
+    `score_mod` are private functions, as on `cp.buffer.local_attention`.
+    `cp-lower-local-attention` lowers it to a tiled FlashAttention-2
+    backward loop nest.
+
+    ```mlir
+    cp.buffer.local_attention_grad %q, %k, %v, %o, %lse, %do
+        offsets(%qo, %c0) into %dq, %dk, %dv mask = causal
+        : memref<1x8x64x32xf32>, memref<1x2x256x32xf32>,
+          memref<1x2x256x32xf32>, memref<1x8x64x32xf32>, memref<1x8x64xf32>,
+          memref<1x8x64x32xf32>
+        into memref<1x8x64x32xf32>, memref<1x2x256x32xf32>,
+             memref<1x2x256x32xf32>
+    ```
+  }];
+  let arguments = (ins
+    Arg<CP_FloatMemRef, "", [MemRead]>:$query,
+    Arg<CP_FloatMemRef, "", [MemRead]>:$key,
+    Arg<CP_FloatMemRef, "", [MemRead]>:$value,
+    Arg<CP_FloatMemRef, "", [MemRead]>:$output,
+    Arg<StridedMemRefOf<[F32]>, "", [MemRead]>:$lse,
+    Arg<CP_FloatMemRef, "", [MemRead]>:$grad_output,
+    Index:$q_offset,
+    Index:$kv_offset,
+    Optional<Index>:$head_offset,
+    Arg<Optional<CP_MaskMemRef>, "", [MemRead]>:$explicit_mask,
+    Arg<Variadic<AnyType>, "", [MemRead]>:$mod_operands,
+    Arg<CP_FloatMemRef, "", [MemWrite]>:$grad_query,
+    Arg<CP_FloatMemRef, "", [MemWrite]>:$grad_key,
+    Arg<CP_FloatMemRef, "", [MemWrite]>:$grad_value,
+    DefaultValuedAttr<CP_MaskAttr, "::mlir::cp::MaskKind::none">:$mask,
+    OptionalAttr<F32Attr>:$scale,
+    OptionalAttr<FlatSymbolRefAttr>:$mask_mod,
+    OptionalAttr<FlatSymbolRefAttr>:$score_mod
+  );
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $output `,` $lse `,` $grad_output
+    `offsets` `(` $q_offset `,` $kv_offset `)`
+    (`head_offset` `(` $head_offset^ `)`)?
+    (`explicit_mask` $explicit_mask^)?
+    (`mod_operands` `(` $mod_operands^ `:` type($mod_operands) `)`)?
+    `into` $grad_query `,` $grad_key `,` $grad_value
+    (`mask` `=` custom<MaskKeyword>($mask)^)?
+    (`scale` `=` $scale^)?
+    (`mask_mod` `=` $mask_mod^)? (`score_mod` `=` $score_mod^)?
+    attr-dict `:` type($query) `,` type($key) `,` type($value) `,`
+    type($output) `,` type($lse) `,` type($grad_output)
+    (`,` type($explicit_mask)^)? `into` type($grad_query) `,`
+    type($grad_key) `,` type($grad_value)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The functions named by mask_mod / score_mod (null when absent).
+    ::mlir::func::FuncOp getMaskModFunction();
+    ::mlir::func::FuncOp getScoreModFunction();
+  }];
+}
+
 // A collective on buffers: reads `input`, writes `output`. With `async`
 // (GPU programs) it is a gpu::AsyncOpInterface op: it runs after its
 // `asyncDependencies` and returns a token for the work it enqueued, so

@@ -140,6 +140,74 @@ def CP_AttentionOp : CP_GroupOp<"attention",
   let hasCanonicalizer = 1;
 }
 
+def CP_AttentionGradOp : CP_GroupOp<"attention_grad",
+    [Pure, AttrSizedOperandSegments, IsolatedFromAbove]> {
+  let summary = "Gradient of cp.attention over a sequence sharded across a CP group";
+  let description = [{
+    The backward of `cp.attention`: given this process's shards of `query`,
+    `key`, `value` (as for `cp.attention`), the forward's `output`
+    `[B, H, L, Dv]` and per-row log-sum-exp `lse` `[B, H, L]` (f32, over
+    every key of the global sequence) and the loss gradient `grad_output`
+    `[B, H, L, Dv]`, it returns this process's shards of `dq`, `dk`, `dv`
+    (shaped like query, key and value; dk/dv have Hkv heads, the
+    contributions of every query head of a group summed). The gradients
+    have the query's element type or f32.
+
+    `grid`, `grid_axes`, `mask`, `explicit_mask`, `mask_mod`, `score_mod`,
+    `mod_operands`, `scale`, `layout` and `scheme` are those of the
+    forward and mean the same; the forward's shape rules apply (and the
+    scheme's). A `score_mod` must be differentiable (see
+    `cp.local_attention_grad`). `cp-apply-scheme` rewrites the op into
+    collectives and `cp.local_attention_grad` ops; each scheme's backward
+    mirrors its forward (docs/Training.md §3).
+
+    ```mlir
+    %dq, %dk, %dv = cp.attention_grad %q, %k, %v, %o, %lse, %do
+        on @cp grid_axes = [0] mask = causal scheme = allgather
+        : tensor<1x8x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32>,
+          tensor<1x8x64x32xf32>, tensor<1x8x64xf32>, tensor<1x8x64x32xf32>
+        -> tensor<1x8x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32>
+    ```
+  }];
+  let arguments = !con((ins
+    CP_FloatTensor:$query,
+    CP_FloatTensor:$key,
+    CP_FloatTensor:$value,
+    CP_FloatTensor:$output,
+    RankedTensorOf<[F32]>:$lse,
+    CP_FloatTensor:$grad_output,
+    Optional<CP_MaskTensor>:$explicit_mask,
+    Variadic<AnyType>:$mod_operands), groupArgs, (ins
+    DefaultValuedAttr<CP_MaskAttr, "::mlir::cp::MaskKind::none">:$mask,
+    DefaultValuedAttr<CP_SequenceLayout,
+                      "::mlir::cp::SequenceLayout::contiguous">:$layout,
+    OptionalAttr<CP_SchemeAttr>:$scheme,
+    OptionalAttr<F32Attr>:$scale
+  ));
+  let results = (outs
+    CP_FloatTensor:$grad_query,
+    CP_FloatTensor:$grad_key,
+    CP_FloatTensor:$grad_value
+  );
+  let regions = (region AnyRegion:$mask_mod, AnyRegion:$score_mod);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $output `,` $lse `,` $grad_output
+    (`explicit_mask` $explicit_mask^)?
+    (`mod_operands` `(` $mod_operands^ `:` type($mod_operands) `)`)?
+    `on` $grid `grid_axes` `=` $grid_axes
+    (`mask` `=` custom<MaskKeyword>($mask)^)?
+    (`layout` `=` $layout^)?
+    (`scheme` `=` custom<SchemeKeyword>($scheme)^)?
+    (`scale` `=` $scale^)?
+    (`mask_mod` $mask_mod^)? (`score_mod` $score_mod^)?
+    attr-dict `:` type($query) `,` type($key) `,` type($value) `,`
+    type($output) `,` type($lse) `,` type($grad_output)
+    (`,` type($explicit_mask)^)? `->` type($grad_query) `,` type($grad_key)
+    `,` type($grad_value)
+  }];
+  let hasVerifier = 1;
+}
+
 def CP_LocalAttentionOp : CP_Op<"local_attention",
     [Pure, AttrSizedOperandSegments, IsolatedFromAbove]> {
   let summary = "Single-device attention of a query block against a key block";
@@ -203,6 +271,88 @@ def CP_LocalAttentionOp : CP_Op<"local_attention",
   }];
   let hasVerifier = 1;
   let hasCanonicalizer = 1;
+}
+
+def CP_LocalAttentionGradOp : CP_Op<"local_attention_grad",
+    [Pure, AttrSizedOperandSegments, IsolatedFromAbove]> {
+  let summary = "Gradient of cp.local_attention for one query and key block";
+  let description = [{
+    The backward of `cp.local_attention` on one device: given the block's
+    `query` `[B, H, Lq, D]`, `key` `[B, Hkv, Lkv, D]`, `value`
+    `[B, Hkv, Lkv, Dv]`, the forward's normalized `output` and per-row
+    log-sum-exp `lse` (`[B, H, Lq, Dv]` and `[B, H, Lq]` f32, over the keys
+    the loss saw: a scheme that splits the keys passes the merged ones) and
+    the loss gradient `grad_output` `[B, H, Lq, Dv]`, it returns this
+    block's contributions to `dq`, `dk` and `dv` (shaped like query, key
+    and value):
+
+    ```
+    P  = exp(score - lse)            D_i = rowsum(grad_output o output)
+    dV = P^T dO    dS = P o (dO V^T - D)    dT = dS o m'(s) * scale
+    dQ = dT K      dK = dT^T Q
+    ```
+
+    where `s` is the scaled score and `m'` the derivative of the
+    `score_mod` (1 without one). The offsets, head offset, structured
+    `mask`, `explicit_mask`, `mask_mod`, `score_mod`, `mod_operands` and
+    `scale` are those of the forward `cp.local_attention` and mean the
+    same. Under GQA the `H / Hkv` query heads of a group add into one dK/dV
+    head; K and V are never expanded. A row whose `lse` is `-inf` saw no
+    key and contributes nothing. The op never communicates: schemes add
+    the contributions of every block.
+
+    The gradients have the query's element type, or f32 for f16/bf16
+    queries, so that contributions summed across blocks and ranks are
+    rounded to the storage type once. A `score_mod` must be
+    differentiable: its result may depend on the score only through
+    `arith.addf/subf/mulf/divf/negf/select`, `math.exp` and `math.tanh`.
+
+    ```mlir
+    %dq, %dk, %dv = cp.local_attention_grad %q, %k, %v, %o, %lse, %do
+        offsets(%qo, %c0) mask = causal
+        : tensor<1x8x64x32xf32>, tensor<1x2x256x32xf32>,
+          tensor<1x2x256x32xf32>, tensor<1x8x64x32xf32>, tensor<1x8x64xf32>,
+          tensor<1x8x64x32xf32>
+        -> tensor<1x8x64x32xf32>, tensor<1x2x256x32xf32>,
+           tensor<1x2x256x32xf32>
+    ```
+  }];
+  let arguments = (ins
+    CP_FloatTensor:$query,
+    CP_FloatTensor:$key,
+    CP_FloatTensor:$value,
+    CP_FloatTensor:$output,
+    RankedTensorOf<[F32]>:$lse,
+    CP_FloatTensor:$grad_output,
+    Index:$q_offset,
+    Index:$kv_offset,
+    Optional<Index>:$head_offset,
+    Optional<CP_MaskTensor>:$explicit_mask,
+    Variadic<AnyType>:$mod_operands,
+    DefaultValuedAttr<CP_MaskAttr, "::mlir::cp::MaskKind::none">:$mask,
+    OptionalAttr<F32Attr>:$scale
+  );
+  let results = (outs
+    CP_FloatTensor:$grad_query,
+    CP_FloatTensor:$grad_key,
+    CP_FloatTensor:$grad_value
+  );
+  let regions = (region AnyRegion:$mask_mod, AnyRegion:$score_mod);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $output `,` $lse `,` $grad_output
+    `offsets` `(` $q_offset `,` $kv_offset `)`
+    (`head_offset` `(` $head_offset^ `)`)?
+    (`explicit_mask` $explicit_mask^)?
+    (`mod_operands` `(` $mod_operands^ `:` type($mod_operands) `)`)?
+    (`mask` `=` custom<MaskKeyword>($mask)^)?
+    (`scale` `=` $scale^)?
+    (`mask_mod` $mask_mod^)? (`score_mod` $score_mod^)?
+    attr-dict `:` type($query) `,` type($key) `,` type($value) `,`
+    type($output) `,` type($lse) `,` type($grad_output)
+    (`,` type($explicit_mask)^)? `->` type($grad_query) `,` type($grad_key)
+    `,` type($grad_value)
+  }];
+  let hasVerifier = 1;
 }
 
 def CP_OffsetMaskOp : CP_Op<"offset_mask", [Pure]> {
@@ -388,7 +538,7 @@ def CP_RelayoutOp : CP_GroupOp<"relayout",
 }
 
 def CP_YieldOp : CP_Op<"yield", [Pure, Terminator,
-    ParentOneOf<["AttentionOp", "LocalAttentionOp"]>]> {
+    ParentOneOf<["AttentionOp", "LocalAttentionOp", "AttentionGradOp", "LocalAttentionGradOp"]>]> {
   let summary = "The value of a mask_mod (i1) or score_mod (f32) region";
   let description = [{
     Ends a `mask_mod` region with whether the query may see the key, or a

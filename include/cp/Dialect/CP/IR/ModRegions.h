@@ -17,6 +17,7 @@
 #include "cp/Dialect/CP/IR/CPDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Region.h"
+#include "mlir/IR/SymbolTable.h"
 
 #include <optional>
 
@@ -51,6 +52,36 @@ LogicalResult verifyModRegions(Operation *op, Region &maskMod, Region &scoreMod,
 LogicalResult verifyModFunction(Operation *op, func::FuncOp function,
                                 bool isMask, ValueRange modOperands,
                                 bool checkBody = true);
+
+/// The function `name` names from `op` (null for a null name or none).
+func::FuncOp lookupModFunction(Operation *op, FlatSymbolRefAttr name);
+
+/// The verifySymbolUses of the buffer attention ops: each non-null name
+/// resolves to a func.func with the signature verifyModFunction checks
+/// (the body is the lowerings' to check).
+LogicalResult verifyModFunctionSymbols(Operation *op, FlatSymbolRefAttr maskMod,
+                                       FlatSymbolRefAttr scoreMod,
+                                       ValueRange modOperands,
+                                       SymbolTableCollection &symbolTable);
+
+/// The ops through which a score_mod's result may depend on the score for
+/// the gradient to differentiate it (forward mode, docs/Training.md §5).
+/// Ops that do not depend on the score (positions, mod operand reads,
+/// constants) may be anything verifyModRegions allows.
+constexpr const char *kDifferentiableScoreOps =
+    "arith.addf, arith.subf, arith.mulf, arith.divf, arith.negf, "
+    "arith.select, arith.maximumf, arith.minimumf, arith.cmpf, math.exp, "
+    "math.tanh";
+
+/// Whether `op`, which reads a value depending on the score, has a
+/// derivative rule (kDifferentiableScoreOps).
+bool isDifferentiableScoreOp(Operation *op);
+
+/// Checks that the score_mod `body` (a region's block or an outlined
+/// function's) depends on its score argument only through
+/// kDifferentiableScoreOps. Emits one diagnostic on `op` naming the first
+/// op that cannot be differentiated, and fails otherwise.
+LogicalResult verifyDifferentiableScoreMod(Operation *op, Block &body);
 
 /// What a mask_mod's conjuncts (operands of nested arith.andi) are, for a
 /// region (cp.yield) or its outlined function (func.return).

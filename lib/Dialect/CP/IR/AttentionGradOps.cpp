@@ -1,0 +1,143 @@
+//===- AttentionGradOps.cpp - the attention gradient ops ------------------===//
+//
+// Verifiers of cp.attention_grad and cp.local_attention_grad (tensor and
+// buffer forms): the forward's operand rules, then the gradient's own
+// operands and results.
+//
+//===----------------------------------------------------------------------===//
+
+#include "AttentionVerification.h"
+#include "OpVerification.h"
+#include "cp/Dialect/CP/IR/CPOps.h"
+#include "cp/Dialect/CP/IR/ModRegions.h"
+
+using namespace mlir;
+using namespace mlir::cp;
+using mlir::cp::detail::knownDifferent;
+
+/// `actual` has `expected`'s shape (dynamic sizes pass).
+static bool sameShape(ShapedType actual, ShapedType expected) {
+  if (actual.getRank() != expected.getRank())
+    return false;
+  for (int64_t d = 0; d < actual.getRank(); ++d)
+    if (knownDifferent(actual.getDimSize(d), expected.getDimSize(d)))
+      return false;
+  return true;
+}
+
+/// The gradient's own operands and results: grad_output shaped like the
+/// output, lse [B, H, L], each gradient shaped like its operand with the
+/// query's element type or f32.
+static LogicalResult verifyGradOperands(Operation *op, ShapedType q,
+                                        ShapedType k, ShapedType v,
+                                        ShapedType out, ShapedType gradOut,
+                                        ShapedType dq, ShapedType dk,
+                                        ShapedType dv) {
+  Type elt = q.getElementType();
+  if (!sameShape(gradOut, out))
+    return op->emitOpError("expects grad_output to have the output's shape ")
+           << out << ", got " << gradOut;
+  if (gradOut.getElementType() != elt && !gradOut.getElementType().isF32())
+    return op->emitOpError("expects grad_output element type (")
+           << gradOut.getElementType() << ") to be the query element type ("
+           << elt << ") or f32";
+  for (auto [name, grad, operand] :
+       {std::tuple<StringRef, ShapedType, ShapedType>{"grad_query", dq, q},
+        {"grad_key", dk, k},
+        {"grad_value", dv, v}}) {
+    if (!sameShape(grad, operand))
+      return op->emitOpError("expects ")
+             << name << " to have the shape of its operand " << operand
+             << ", got " << grad;
+    if (grad.getElementType() != elt && !grad.getElementType().isF32())
+      return op->emitOpError("expects ")
+             << name << " element type (" << grad.getElementType()
+             << ") to be the query element type (" << elt << ") or f32";
+  }
+  return success();
+}
+
+LogicalResult AttentionGradOp::verify() {
+  if (failed(cp::detail::verifyShardedAttention(
+          *this, getQuery().getType(), getKey().getType(), getValue().getType(),
+          getOutput().getType(), getLayout(), getMaskMod(), getScoreMod(),
+          getModOperands(), getExplicitMask())))
+    return failure();
+  if (!getScoreMod().empty() &&
+      failed(verifyDifferentiableScoreMod(*this, getScoreMod().front())))
+    return failure();
+  RankedTensorType q = getQuery().getType(), lse = getLse().getType();
+  ArrayRef<int64_t> expected = q.getShape().drop_back();
+  bool lseMatches = lse.getRank() == 3 &&
+                    llvm::all_of(llvm::seq<int64_t>(0, 3), [&](int64_t i) {
+                      return !knownDifferent(lse.getDimSize(i), expected[i]);
+                    });
+  if (!lseMatches)
+    return emitOpError("expects lse to have shape [B, H, L] of the query, "
+                       "got ")
+           << lse << " for query " << q;
+  return verifyGradOperands(*this, q, getKey().getType(), getValue().getType(),
+                            getOutput().getType(), getGradOutput().getType(),
+                            getGradQuery().getType(), getGradKey().getType(),
+                            getGradValue().getType());
+}
+
+LogicalResult
+AttentionGradOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return cp::detail::verifyShardedAttentionSymbols(
+      *this, getGridAttr(), getGridAxes(), getQuery().getType(),
+      getKey().getType(), getValue().getType(), getExplicitMask(),
+      getSchemeAttr(), symbolTable);
+}
+
+/// The rules of cp.local_attention_grad, shared by its tensor and buffer
+/// forms: the forward's rules on (q, k, v, output, mask, lse), then the
+/// gradient's own.
+static LogicalResult
+verifyLocalAttentionGrad(Operation *op, ShapedType q, ShapedType k,
+                         ShapedType v, ShapedType out, Value lse,
+                         ShapedType gradOut, Value mask, ShapedType dq,
+                         ShapedType dk, ShapedType dv) {
+  if (failed(cp::detail::verifyLocalAttention(op, q, k, v, out, mask, lse)))
+    return failure();
+  return verifyGradOperands(op, q, k, v, out, gradOut, dq, dk, dv);
+}
+
+LogicalResult LocalAttentionGradOp::verify() {
+  if (failed(verifyModRegions(*this, getMaskMod(), getScoreMod(),
+                              getModOperands())))
+    return failure();
+  if (!getScoreMod().empty() &&
+      failed(verifyDifferentiableScoreMod(*this, getScoreMod().front())))
+    return failure();
+  return verifyLocalAttentionGrad(
+      *this, getQuery().getType(), getKey().getType(), getValue().getType(),
+      getOutput().getType(), getLse(), getGradOutput().getType(),
+      getExplicitMask(), getGradQuery().getType(), getGradKey().getType(),
+      getGradValue().getType());
+}
+
+LogicalResult BufferLocalAttentionGradOp::verify() {
+  if (!getMaskModAttr() && !getScoreModAttr() && !getModOperands().empty())
+    return emitOpError("has mod_operands but no mask_mod or score_mod "
+                       "function to read them");
+  return verifyLocalAttentionGrad(
+      *this, getQuery().getType(), getKey().getType(), getValue().getType(),
+      getOutput().getType(), getLse(), getGradOutput().getType(),
+      getExplicitMask(), getGradQuery().getType(), getGradKey().getType(),
+      getGradValue().getType());
+}
+
+func::FuncOp BufferLocalAttentionGradOp::getMaskModFunction() {
+  return lookupModFunction(*this, getMaskModAttr());
+}
+
+func::FuncOp BufferLocalAttentionGradOp::getScoreModFunction() {
+  return lookupModFunction(*this, getScoreModAttr());
+}
+
+LogicalResult BufferLocalAttentionGradOp::verifySymbolUses(
+    SymbolTableCollection &symbolTable) {
+  return verifyModFunctionSymbols(*this, getMaskModAttr(), getScoreModAttr(),
+                                  getModOperands(), symbolTable);
+}

@@ -1,0 +1,140 @@
+//===- RewriteGradSchemes.cpp - the backward of the CP schemes ------------===//
+//
+// cp.attention_grad under a scheme: each backward mirrors its forward
+// (docs/Training.md §3). allgather re-gathers K/V (or reuses the forward's
+// gather), takes the local gradient against every key and reduce-scatters
+// dK/dV; ulysses trades the sequence split for a head split on q, k, v, o,
+// dO and lse, and trades dq, dk, dv back; hybrid does Ulysses inside and
+// allgather's backward across the outer group.
+//
+//===----------------------------------------------------------------------===//
+
+#include "SchemeBuilder.h"
+#include "cp/Dialect/CP/Analysis/SchemeTraffic.h"
+#include "mlir/IR/IRMapping.h"
+
+using namespace mlir;
+using namespace mlir::cp;
+using namespace mlir::cp::detail;
+
+GradSchemeBuilder::Operands GradSchemeBuilder::operandsIn(const Group &g,
+                                                          SequenceLayout to) {
+  Operands in{op.getQuery(),      op.getKey(), op.getValue(),
+              op.getOutput(),     op.getLse(), op.getGradOutput(),
+              op.getExplicitMask()};
+  SequenceLayout from = op.getLayout();
+  if (from == to)
+    return in;
+  for (Value *v : {&in.q, &in.k, &in.v, &in.o, &in.lse, &in.dO})
+    *v = relayout(g, *v, kSeqDim, from, to);
+  if (in.mask && maskIsLocal(in.mask))
+    in.mask = relayout(g, in.mask, maskRowDim(in.mask), from, to);
+  return in;
+}
+
+void GradSchemeBuilder::finish(const Group &g, Grads grads,
+                               SequenceLayout computedIn) {
+  Value results[3] = {grads.dq, grads.dk, grads.dv};
+  for (auto [result, grad] : llvm::zip(op.getResults(), results)) {
+    Value converted = convertElements(
+        grad, cast<RankedTensorType>(result.getType()).getElementType());
+    if (computedIn != op.getLayout())
+      converted = relayout(g, converted, kSeqDim, computedIn, op.getLayout());
+    result.replaceAllUsesWith(converted);
+  }
+}
+
+int64_t GradSchemeBuilder::trafficOf(bool kvReused) {
+  auto bytes = [](ShapedType t) { return t.getElementTypeBitWidth() / 8; };
+  return backwardBytesSentPerRank(scheme, shape, bytes(op.getQuery().getType()),
+                                  bytes(op.getGradKey().getType()),
+                                  op.getLayout(), kvReused);
+}
+
+GradSchemeBuilder::Grads GradSchemeBuilder::localGrad(const Operands &in,
+                                                      Value qOffset,
+                                                      Value kvOffset,
+                                                      Value headOffset) {
+  auto gradType = [&](Value like, Type element) {
+    return cast<RankedTensorType>(like.getType()).clone(element);
+  };
+  // The gradients in the element types the op returns: what the schemes
+  // send and sum (f32 partial sums when the op asks for f32 gradients).
+  auto grad = LocalAttentionGradOp::create(
+      b, loc, gradType(in.q, op.getGradQuery().getType().getElementType()),
+      gradType(in.k, op.getGradKey().getType().getElementType()),
+      gradType(in.v, op.getGradValue().getType().getElementType()), in.q, in.k, in.v, in.o, in.lse, in.dO,
+      qOffset, kvOffset, headOffset, in.mask, op.getModOperands(),
+      op.getMaskAttr(), op.getScaleAttr());
+  grad->setAttr("cp.scheme", scheme);
+  grad->setAttr("cp.bytes_per_rank",
+                b.getI64IntegerAttr(trafficOf(/*kvReused=*/false)));
+  IRMapping mapping;
+  op.getMaskMod().cloneInto(&grad.getMaskMod(), mapping);
+  op.getScoreMod().cloneInto(&grad.getScoreMod(), mapping);
+  return {grad.getGradQuery(), grad.getGradKey(), grad.getGradValue()};
+}
+
+/// The forward's all-gather of `shard` over `g`, when the function still
+/// has one before `op` in its block: the backward reuses it instead of
+/// sending K/V again.
+static Value findGathered(Operation *op, Value shard, const Group &g) {
+  for (Operation *user : shard.getUsers()) {
+    auto gather = dyn_cast<AllGatherOp>(user);
+    if (gather && gather->getBlock() == op->getBlock() &&
+        gather->isBeforeInBlock(op) && gather.getGatherAxis() == kSeqDim &&
+        gather.getGridAttr() == g.grid &&
+        gather.getGridAxes() == ArrayRef<int16_t>(g.axes))
+      return gather.getResult();
+  }
+  return Value();
+}
+
+GradSchemeBuilder::Grads
+GradSchemeBuilder::rewriteAllGather(const Group &cp, const Operands &in) {
+  Operands gathered = in;
+  Value k = findGathered(op, in.k, cp), v = findGathered(op, in.v, cp);
+  bool reused = k && v;
+  gathered.k = reused ? k : allGather(cp, in.k, kSeqDim);
+  gathered.v = reused ? v : allGather(cp, in.v, kSeqDim);
+  Value qOffset = mul(cp.index, shape.localLen);
+  gathered.mask = gatheredKeysMask(in.mask, qOffset);
+  Grads local = localGrad(gathered, qOffset, index(0), Value());
+  Operation *grad = local.dk.getDefiningOp();
+  grad->setAttr("cp.backward_kv",
+                b.getStringAttr(reused ? "reused" : "regathered"));
+  grad->setAttr("cp.bytes_per_rank", b.getI64IntegerAttr(trafficOf(reused)));
+  // Every rank's contributions to every key, summed; each keeps its rows.
+  return {local.dq, reduceScatter(cp, local.dk, kSeqDim),
+          reduceScatter(cp, local.dv, kSeqDim)};
+}
+
+GradSchemeBuilder::Grads
+GradSchemeBuilder::rewriteUlysses(const Group &inner, const Group *outer,
+                                  const Operands &in) {
+  Operands heads = in;
+  for (Value *x : {&heads.q, &heads.k, &heads.v, &heads.o, &heads.lse,
+                   &heads.dO})
+    *x = allToAll(inner, *x, kHeadsDim, kSeqDim);
+  int64_t blockLen = inner.size * shape.localLen;
+  Value qOffset = index(0);
+  if (outer) {
+    heads.k = allGather(*outer, heads.k, kSeqDim);
+    heads.v = allGather(*outer, heads.v, kSeqDim);
+    qOffset = mul(outer->index, blockLen);
+  }
+  heads.mask = ulyssesMask(inner, in.mask, qOffset, blockLen);
+  int64_t localHeads = shape.heads / inner.size;
+  Value headOffset;
+  if (!op.getMaskMod().empty() || !op.getScoreMod().empty())
+    headOffset = mul(inner.index, localHeads);
+  Grads local = localGrad(heads, qOffset, index(0), headOffset);
+  if (outer) {
+    local.dk = reduceScatter(*outer, local.dk, kSeqDim);
+    local.dv = reduceScatter(*outer, local.dv, kSeqDim);
+  }
+  auto toSequence = [&](Value x) {
+    return allToAll(inner, x, kSeqDim, kHeadsDim);
+  };
+  return {toSequence(local.dq), toSequence(local.dk), toSequence(local.dv)};
+}
