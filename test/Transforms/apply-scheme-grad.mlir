@@ -153,10 +153,40 @@ func.func @zigzag_bf16(%q: tensor<1x8x64x32xbf16>, %k: tensor<1x2x64x32xbf16>,
 
 shard.grid @cp(shape = 4)
 
+// head_tail: the tail halves of q, o, dO and lse go to the mirror rank
+// (P-1-r), which computes their gradient at the tail's global offset and
+// sends the tail's dq back; both halves' dK/dV contributions are added and
+// reduce-scattered as in allgather.
+// CHECK-LABEL: func @head_tail
+// CHECK-COUNT-4: cp.exchange {{.*}} partner = mirror
+// CHECK-COUNT-2: cp.all_gather
+// CHECK: %[[DQ0:.*]], %[[DK0:.*]], %[[DV0:.*]] = cp.local_attention_grad {{.*}} cp.scheme = #cp.scheme<head_tail>
+// CHECK: %[[DQ1:.*]], %[[DK1:.*]], %[[DV1:.*]] = cp.local_attention_grad
+// CHECK: %[[TAIL:.*]] = cp.exchange %[[DQ1]] {{.*}} partner = mirror : tensor<1x8x32x32xf32>
+// CHECK: tensor.concat dim(2) %[[DQ0]], %[[TAIL]]
+// CHECK: %[[SUM:.*]] = linalg.generic {{.*}} ins(%[[DK0]], %[[DK1]]
+// CHECK: cp.reduce_scatter %[[SUM]]
+func.func @head_tail(%q: tensor<1x8x64x32xf32>, %k: tensor<1x2x64x32xf32>,
+                     %v: tensor<1x2x64x32xf32>, %o: tensor<1x8x64x32xf32>,
+                     %lse: tensor<1x8x64xf32>, %do: tensor<1x8x64x32xf32>)
+    -> (tensor<1x8x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32>) {
+  %dq, %dk, %dv = cp.attention_grad %q, %k, %v, %o, %lse, %do
+      on @cp grid_axes = [0] mask = causal scheme = head_tail
+      : tensor<1x8x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32>,
+        tensor<1x8x64x32xf32>, tensor<1x8x64xf32>, tensor<1x8x64x32xf32>
+      -> tensor<1x8x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32>
+  return %dq, %dk, %dv
+      : tensor<1x8x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32>
+}
+
+// -----
+
+shard.grid @cp(shape = 4)
+
 func.func @ring_not_built(%q: tensor<1x8x64x32xf32>, %k: tensor<1x2x64x32xf32>,
                           %v: tensor<1x2x64x32xf32>, %o: tensor<1x8x64x32xf32>,
                           %lse: tensor<1x8x64xf32>, %do: tensor<1x8x64x32xf32>) {
-  // expected-error @+1 {{the backward of scheme #cp.scheme<ring> is not built yet (docs/Training.md §7): use allgather, ulysses or hybrid for cp.attention_grad}}
+  // expected-error @+1 {{the backward of scheme #cp.scheme<ring> is not built yet (docs/Training.md §7): use allgather, ulysses, hybrid or head_tail for cp.attention_grad}}
   %dq, %dk, %dv = cp.attention_grad %q, %k, %v, %o, %lse, %do
       on @cp grid_axes = [0] scheme = ring
       : tensor<1x8x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32>,
@@ -172,7 +202,7 @@ shard.grid @cp(shape = 4)
 func.func @auto_not_built(%q: tensor<1x8x64x32xf32>, %k: tensor<1x2x64x32xf32>,
                           %v: tensor<1x2x64x32xf32>, %o: tensor<1x8x64x32xf32>,
                           %lse: tensor<1x8x64xf32>, %do: tensor<1x8x64x32xf32>) {
-  // expected-error @+1 {{scheme auto is not available for the backward yet: the cost model has no backward terms (docs/Training.md §7); give allgather, ulysses or hybrid(u)}}
+  // expected-error @+1 {{scheme auto is not available for the backward yet: the cost model has no backward terms (docs/Training.md §7); give allgather, ulysses, hybrid(u) or head_tail}}
   %dq, %dk, %dv = cp.attention_grad %q, %k, %v, %o, %lse, %do
       on @cp grid_axes = [0] scheme = auto
       : tensor<1x8x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32>,

@@ -161,6 +161,15 @@ int64_t mlir::cp::backwardBytesSentPerRank(SchemeAttr scheme,
     base = ulysses(u) + gathered(p / u, /*reused=*/false);
     break;
   }
+  case SchemeKind::head_tail: {
+    // The tail halves of q, o, dO (b) and lse go to the mirror rank, the
+    // tail's dq (a) comes back; a rank paired with itself sends nothing.
+    int64_t exchanged =
+        p > 1 ? (q / 2 + o) * elementBytes + lse / 2 * 4 + q / 2 * gradBytes
+              : 0;
+    base = exchanged + gathered(p, /*reused=*/false);
+    break;
+  }
   default:
     llvm_unreachable("the backward of this scheme is not built");
   }

@@ -152,19 +152,18 @@ FailureOr<SchemeAttr> ApplySchemePass::rewrite(AttentionGradOp op) {
   if (requested && requested.getKind() == SchemeKind::automatic)
     return op.emitOpError("scheme auto is not available for the backward "
                           "yet: the cost model has no backward terms "
-                          "(docs/Training.md §7); give allgather, ulysses or "
-                          "hybrid(u)");
+                          "(docs/Training.md §7); give allgather, ulysses, "
+                          "hybrid(u) or head_tail");
   auto resolved = schemeOf(op);
   if (failed(resolved))
     return failure();
   auto [scheme, shape] = *resolved;
   SchemeKind kind = scheme.getKind();
-  if (kind != SchemeKind::allgather && kind != SchemeKind::ulysses &&
-      kind != SchemeKind::hybrid)
+  if (kind == SchemeKind::ring || kind == SchemeKind::zigzag)
     return op.emitOpError("the backward of scheme ")
            << scheme
            << " is not built yet (docs/Training.md §7): use allgather, "
-              "ulysses or hybrid for cp.attention_grad";
+              "ulysses, hybrid or head_tail for cp.attention_grad";
   GradSchemeBuilder builder(op, shape);
   builder.scheme = scheme;
   Group cp{op.getGridAttr(), SmallVector<int16_t>(op.getGridAxes()),
@@ -187,6 +186,9 @@ FailureOr<SchemeAttr> ApplySchemePass::rewrite(AttentionGradOp op) {
     if (kind == SchemeKind::allgather) {
       grads = builder.rewriteAllGather(cp, in);
       ++numAllGather;
+    } else if (kind == SchemeKind::head_tail) {
+      grads = builder.rewriteHeadTail(cp, in);
+      ++numHeadTail;
     } else {
       grads = builder.rewriteUlysses(cp, /*outer=*/nullptr, in);
       ++numUlysses;

@@ -5,12 +5,15 @@
 // gather), takes the local gradient against every key and reduce-scatters
 // dK/dV; ulysses trades the sequence split for a head split on q, k, v, o,
 // dO and lse, and trades dq, dk, dv back; hybrid does Ulysses inside and
-// allgather's backward across the outer group.
+// allgather's backward across the outer group; head_tail trades the tail
+// halves of q, o, dO and lse with the mirror rank, sends the tail's dq back
+// and reduce-scatters dK/dV as allgather does.
 //
 //===----------------------------------------------------------------------===//
 
 #include "SchemeBuilder.h"
 #include "cp/Dialect/CP/Analysis/SchemeTraffic.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 
 using namespace mlir;
@@ -137,4 +140,49 @@ GradSchemeBuilder::rewriteUlysses(const Group &inner, const Group *outer,
     return allToAll(inner, x, kSeqDim, kHeadsDim);
   };
   return {toSequence(local.dq), toSequence(local.dk), toSequence(local.dv)};
+}
+
+GradSchemeBuilder::Grads
+GradSchemeBuilder::rewriteHeadTail(const Group &cp, const Operands &in) {
+  int64_t len = shape.localLen, half = len / 2;
+  Value peer = arith::SubIOp::create(b, loc, index(cp.size - 1), cp.index);
+  Value keepOffset = mul(cp.index, len);
+  Value peerOffset = add(mul(peer, len), half);
+  // This rank computes its head half and its partner's tail half, as in the
+  // forward: the tail's q, o, dO and lse come over, its dq goes back.
+  auto head = [&](Value x) { return slice(x, kSeqDim, b.getIndexAttr(0), half); };
+  auto tail = [&](Value x) {
+    return exchangeMirror(cp, slice(x, kSeqDim, b.getIndexAttr(half), half));
+  };
+  Operands keep = in, other = in;
+  for (auto [k, o, x] : {std::tuple(&keep.q, &other.q, in.q),
+                         std::tuple(&keep.o, &other.o, in.o),
+                         std::tuple(&keep.lse, &other.lse, in.lse),
+                         std::tuple(&keep.dO, &other.dO, in.dO)}) {
+    *k = head(x);
+    *o = tail(x);
+  }
+  Value k = allGather(cp, in.k, kSeqDim), v = allGather(cp, in.v, kSeqDim);
+  keep.k = other.k = k;
+  keep.v = other.v = v;
+  if (in.mask) {
+    int64_t rows = maskRowDim(in.mask);
+    if (maskIsLocal(in.mask)) {
+      keep.mask = slice(in.mask, rows, b.getIndexAttr(0), half);
+      other.mask = exchangeMirror(
+          cp, slice(in.mask, rows, b.getIndexAttr(half), half));
+    } else {
+      keep.mask = slice(in.mask, rows, keepOffset, half);
+      other.mask = slice(in.mask, rows, peerOffset, half);
+    }
+  }
+  Grads mine = localGrad(keep, keepOffset, index(0), Value());
+  Grads theirs = localGrad(other, peerOffset, index(0), Value());
+  Value tailDq = exchangeMirror(cp, theirs.dq);
+  Value dq = tensor::ConcatOp::create(
+      b, loc, withDim(mine.dq, kSeqDim, len), kSeqDim,
+      ValueRange{mine.dq, tailDq});
+  // Both halves' contributions to every key, then every rank's, summed.
+  return {dq, reduceScatter(cp, addTensors(mine.dk, theirs.dk), kSeqDim),
+          reduceScatter(cp, addTensors(mine.dv, theirs.dv), kSeqDim)};
 }

@@ -137,6 +137,26 @@ Value CollectiveBuilder::convertElements(Value v, Type element) {
       .getResult(0);
 }
 
+Value CollectiveBuilder::addTensors(Value x, Value y) {
+  auto type = cast<RankedTensorType>(x.getType());
+  Value empty = tensor::EmptyOp::create(b, loc, type.getShape(),
+                                        type.getElementType());
+  int64_t rank = type.getRank();
+  SmallVector<AffineMap> maps(3, b.getMultiDimIdentityMap(rank));
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{type}, ValueRange{x, y}, ValueRange{empty},
+             maps, iterators,
+             [&](OpBuilder &nb, Location nloc, ValueRange args) {
+               linalg::YieldOp::create(
+                   nb, nloc,
+                   arith::AddFOp::create(nb, nloc, args[0], args[1])
+                       .getResult());
+             })
+      .getResult(0);
+}
+
 Value SchemeBuilder::toStorageType(Value f32) {
   return convertElements(f32, op.getType().getElementType());
 }

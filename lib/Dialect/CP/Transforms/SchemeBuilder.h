@@ -100,6 +100,8 @@ public:
   /// `v` with element type `element` (an extf or truncf per element; `v`
   /// itself when it has it).
   Value convertElements(Value v, Type element);
+  /// The elementwise sum of two tensors of one type.
+  Value addTensors(Value x, Value y);
 
   /// Rows [start, start + count) of an explicit mask given with the global
   /// query extent, and heads [h0, h0 + hCount) when it has one per head.
@@ -221,6 +223,7 @@ public:
   Grads rewriteAllGather(const Group &cp, const Operands &in);
   Grads rewriteUlysses(const Group &inner, const Group *outer,
                        const Operands &in);
+  Grads rewriteHeadTail(const Group &cp, const Operands &in);
 
   AttentionGradOp op;
   SchemeAttr scheme;

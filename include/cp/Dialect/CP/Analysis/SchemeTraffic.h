@@ -31,7 +31,7 @@ int64_t bytesSentPerRank(SchemeAttr scheme, const AttentionShape &shape,
                          MaskAttr mask = {});
 
 /// Bytes one rank sends in the backward (cp.attention_grad) of `scheme`
-/// (allgather, ulysses, hybrid: docs/Training.md §3), with `elementBytes`
+/// (allgather, ulysses, hybrid, head_tail: docs/Training.md §3), with `elementBytes`
 /// per operand element and `gradBytes` per gradient element (what dk/dv
 /// partial sums and dq travel in). `kvReused`: allgather reuses the
 /// forward's gathered K/V and sends only the reduce-scatter. Relayouts for
