@@ -210,3 +210,19 @@ func.func @auto_not_built(%q: tensor<1x8x64x32xf32>, %k: tensor<1x2x64x32xf32>,
       -> tensor<1x8x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32>
   return
 }
+
+// -----
+
+shard.grid @cp(shape = 4)
+
+func.func @dynamic_gradient(%q: tensor<1x8x64x32xf32>, %k: tensor<1x2x64x32xf32>,
+                            %v: tensor<1x2x64x32xf32>, %o: tensor<1x8x64x32xf32>,
+                            %lse: tensor<1x8x64xf32>, %do: tensor<1x8x64x32xf32>) {
+  // expected-error @+1 {{cp-apply-scheme needs static shapes, got 'tensor<1x?x64x32xf32>' for an output, lse, grad_output or gradient; give every operand and result of cp.attention_grad a static shape}}
+  %dq, %dk, %dv = cp.attention_grad %q, %k, %v, %o, %lse, %do
+      on @cp grid_axes = [0] scheme = allgather
+      : tensor<1x8x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32>,
+        tensor<1x8x64x32xf32>, tensor<1x8x64xf32>, tensor<1x8x64x32xf32>
+      -> tensor<1x?x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32>
+  return
+}

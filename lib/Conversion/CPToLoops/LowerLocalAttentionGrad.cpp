@@ -193,17 +193,24 @@ void AttentionGradLowering::emitTilePair(Value batch, Value head, Value kvHead,
       },
       [&](Value dv, Value lane) { return loadLanes(s.dot, {dv, lane}); },
       /*accumulate=*/false, /*lanesOuter=*/false);
-  // dT = P o (dP - D_i) o m'(s) * scale, in place of dP.
-  Value scaleLanes = splat(scale);
+  // dT = P o (dP - D_i) o m'(s) * scale, in place of dP. Where P = 0 (masked,
+  // or a row that saw nothing) dT is 0 even when the score_mod's slope is
+  // not finite there.
+  Value scaleLanes = splat(scale), zeroLanes = vecConst(0.0);
   loop(idx(0), rows, 1, [&](Value j) {
     loop(idx(0), idx(t.tileQ), t.vectorWidth, [&](Value i) {
+      Value p = loadLanes(s.st, {j, i});
       Value ds = arith::MulFOp::create(
-          b, loc, loadLanes(s.st, {j, i}),
+          b, loc, p,
           arith::SubFOp::create(b, loc, loadLanes(s.dpt, {j, i}),
                                 loadLanes(s.rowDelta, {i})));
       Value dt = arith::MulFOp::create(b, loc, ds, scaleLanes);
-      if (s.gt)
+      if (s.gt) {
         dt = arith::MulFOp::create(b, loc, dt, loadLanes(s.gt, {j, i}));
+        Value hidden = arith::CmpFOp::create(
+            b, loc, arith::CmpFPredicate::OEQ, p, zeroLanes);
+        dt = arith::SelectOp::create(b, loc, hidden, zeroLanes, dt);
+      }
       storeLanes(dt, s.dpt, {j, i});
     });
   });

@@ -120,3 +120,18 @@ func.func @not_differentiable(%q: tensor<1x8x64x32xf32>, %k: tensor<1x2x64x32xf3
       -> tensor<1x8x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32>
   return
 }
+
+// -----
+
+shard.grid @cp(shape = 4)
+
+func.func @grad_kv_types(%q: tensor<1x8x64x32xbf16>, %k: tensor<1x2x64x32xbf16>,
+                         %v: tensor<1x2x64x32xbf16>, %o: tensor<1x8x64x32xbf16>,
+                         %lse: tensor<1x8x64xf32>, %do: tensor<1x8x64x32xbf16>) {
+  // expected-error @+1 {{expects grad_key and grad_value to have one element type (their partial sums travel together), got 'f32' and 'bf16'}}
+  %dq, %dk, %dv = cp.attention_grad %q, %k, %v, %o, %lse, %do on @cp grid_axes = [0]
+      : tensor<1x8x64x32xbf16>, tensor<1x2x64x32xbf16>, tensor<1x2x64x32xbf16>,
+        tensor<1x8x64x32xbf16>, tensor<1x8x64xf32>, tensor<1x8x64x32xbf16>
+      -> tensor<1x8x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x32xbf16>
+  return
+}

@@ -121,10 +121,11 @@ int64_t mlir::cp::bytesSentPerRank(SchemeAttr scheme, const AttentionShape &s,
 
 int64_t mlir::cp::backwardBytesSentPerRank(SchemeAttr scheme,
                                            const AttentionShape &s,
-                                           int64_t elementBytes,
-                                           int64_t gradBytes,
+                                           const GradElementBytes &bytes,
                                            SequenceLayout layout,
                                            bool kvReused) {
+  int64_t b = bytes.operand, g = bytes.gradOutput, dq = bytes.gradQuery,
+          a = bytes.gradKeyValue;
   int64_t p = s.groupSize;
   int64_t rows = s.batch * s.localLen;
   int64_t q = rows * s.heads * s.headDim, o = rows * s.heads * s.valueDim;
@@ -132,21 +133,19 @@ int64_t mlir::cp::backwardBytesSentPerRank(SchemeAttr scheme,
   int64_t lse = rows * s.heads;
   // An all-to-all over g ranks sends (g - 1)/g of each tensor it trades.
   auto traded = [](int64_t bytes, int64_t g) { return bytes / g * (g - 1); };
-  auto ulysses = [&](int64_t g) {
+  auto ulysses = [&](int64_t n) {
     int64_t in = 0;
-    for (int64_t x : {q, k, v, o, o})
-      in += traded(x * elementBytes, g);
-    in += traded(lse * 4, g);
+    for (int64_t x : {q * b, k * b, v * b, o * b, o * g, lse * 4})
+      in += traded(x, n);
     int64_t back = 0;
-    for (int64_t x : {q, k, v})
-      back += traded(x * gradBytes, g);
+    for (int64_t x : {q * dq, k * a, v * a})
+      back += traded(x, n);
     return in + back;
   };
   // allgather's backward over g ranks: K/V gathered (unless the forward's
   // gather is reused), dK/dV reduce-scattered.
-  auto gathered = [&](int64_t g, bool reused) {
-    return (reused ? 0 : (k + v) * (g - 1) * elementBytes) +
-           (k + v) * (g - 1) * gradBytes;
+  auto gathered = [&](int64_t n, bool reused) {
+    return (reused ? 0 : (k + v) * (n - 1) * b) + (k + v) * (n - 1) * a;
   };
   int64_t base = 0;
   switch (scheme.getKind()) {
@@ -165,8 +164,7 @@ int64_t mlir::cp::backwardBytesSentPerRank(SchemeAttr scheme,
     // The tail halves of q, o, dO (b) and lse go to the mirror rank, the
     // tail's dq (a) comes back; a rank paired with itself sends nothing.
     int64_t exchanged =
-        p > 1 ? (q / 2 + o) * elementBytes + lse / 2 * 4 + q / 2 * gradBytes
-              : 0;
+        p > 1 ? q / 2 * b + o / 2 * (b + g) + lse / 2 * 4 + q / 2 * dq : 0;
     base = exchanged + gathered(p, /*reused=*/false);
     break;
   }
@@ -174,12 +172,12 @@ int64_t mlir::cp::backwardBytesSentPerRank(SchemeAttr scheme,
     llvm_unreachable("the backward of this scheme is not built");
   }
   // q, k, v, o, dO and lse into the scheme's layout; dq, dk, dv back.
-  int64_t inRow = (s.heads * (s.headDim + 2 * s.valueDim) +
+  int64_t inRow = (s.heads * (s.headDim + s.valueDim) +
                    s.kvHeads * (s.headDim + s.valueDim)) *
-                      elementBytes +
-                  s.heads * 4;
-  int64_t outRow =
-      (s.heads * s.headDim + s.kvHeads * (s.headDim + s.valueDim)) * gradBytes;
+                      b +
+                  s.heads * s.valueDim * g + s.heads * 4;
+  int64_t outRow = s.heads * s.headDim * dq +
+                   s.kvHeads * (s.headDim + s.valueDim) * a;
   return base + relayoutBytes(s, layout, schemeLayout(scheme.getKind()), inRow,
                               outRow);
 }

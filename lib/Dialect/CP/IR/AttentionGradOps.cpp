@@ -54,6 +54,11 @@ static LogicalResult verifyGradOperands(Operation *op, ShapedType q,
              << name << " element type (" << grad.getElementType()
              << ") to be the query element type (" << elt << ") or f32";
   }
+  if (dk.getElementType() != dv.getElementType())
+    return op->emitOpError("expects grad_key and grad_value to have one "
+                           "element type (their partial sums travel "
+                           "together), got ")
+           << dk.getElementType() << " and " << dv.getElementType();
   return success();
 }
 

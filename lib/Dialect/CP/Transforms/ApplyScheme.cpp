@@ -158,6 +158,14 @@ FailureOr<SchemeAttr> ApplySchemePass::rewrite(AttentionGradOp op) {
   if (failed(resolved))
     return failure();
   auto [scheme, shape] = *resolved;
+  for (Value v : llvm::concat<Value>(
+           ValueRange{op.getOutput(), op.getLse(), op.getGradOutput()},
+           op.getResults()))
+    if (!cast<RankedTensorType>(v.getType()).hasStaticShape())
+      return op.emitOpError("cp-apply-scheme needs static shapes, got ")
+             << v.getType()
+             << " for an output, lse, grad_output or gradient; give every "
+                "operand and result of cp.attention_grad a static shape";
   SchemeKind kind = scheme.getKind();
   if (kind == SchemeKind::ring || kind == SchemeKind::zigzag)
     return op.emitOpError("the backward of scheme ")

@@ -48,10 +48,13 @@ void GradSchemeBuilder::finish(const Group &g, Grads grads,
 }
 
 int64_t GradSchemeBuilder::trafficOf(bool kvReused) {
-  auto bytes = [](ShapedType t) { return t.getElementTypeBitWidth() / 8; };
-  return backwardBytesSentPerRank(scheme, shape, bytes(op.getQuery().getType()),
-                                  bytes(op.getGradKey().getType()),
-                                  op.getLayout(), kvReused);
+  auto bytes = [](Value v) {
+    return cast<ShapedType>(v.getType()).getElementTypeBitWidth() / 8;
+  };
+  GradElementBytes sizes{bytes(op.getQuery()), bytes(op.getGradOutput()),
+                         bytes(op.getGradQuery()), bytes(op.getGradKey())};
+  return backwardBytesSentPerRank(scheme, shape, sizes, op.getLayout(),
+                                  kvReused);
 }
 
 GradSchemeBuilder::Grads GradSchemeBuilder::localGrad(const Operands &in,

@@ -30,14 +30,20 @@ int64_t bytesSentPerRank(SchemeAttr scheme, const AttentionShape &shape,
                          int64_t elementBytes, SequenceLayout layout,
                          MaskAttr mask = {});
 
-/// Bytes one rank sends in the backward (cp.attention_grad) of `scheme`
-/// (allgather, ulysses, hybrid, head_tail: docs/Training.md §3), with `elementBytes`
-/// per operand element and `gradBytes` per gradient element (what dk/dv
-/// partial sums and dq travel in). `kvReused`: allgather reuses the
-/// forward's gathered K/V and sends only the reduce-scatter. Relayouts for
-/// an op in another layout than the scheme's are added as for the forward.
+/// Bytes per element of the tensors a backward moves: q, k, v and o
+/// (`operand`), dO, dq, and dk/dv (what their partial sums travel in).
+struct GradElementBytes {
+  int64_t operand, gradOutput, gradQuery, gradKeyValue;
+};
+
+/// Bytes the busiest rank sends in the backward (cp.attention_grad) of
+/// `scheme` (allgather, ulysses, hybrid, head_tail: docs/Training.md §3;
+/// for head_tail a rank with a distinct partner, the middle rank of an odd
+/// group sends less). `kvReused`: allgather reuses the forward's gathered
+/// K/V and sends only the reduce-scatter. Relayouts for an op in another
+/// layout than the scheme's are added as for the forward.
 int64_t backwardBytesSentPerRank(SchemeAttr scheme, const AttentionShape &shape,
-                                 int64_t elementBytes, int64_t gradBytes,
+                                 const GradElementBytes &bytes,
                                  SequenceLayout layout, bool kvReused = false);
 
 /// How many of its two halves (of L/2 rows) group rank `rank` sends to
