@@ -12,6 +12,7 @@
 
 #include "cp/Conversion/AttentionCommon/AttentionBuilder.h"
 #include "cp/Dialect/CP/IR/CPOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <limits>
@@ -69,6 +70,37 @@ protected:
 
   void loop(Value lb, Value ub, int64_t step, function_ref<void(Value)> body) {
     loop(lb, ub, idx(step), body);
+  }
+
+  /// An f32 [rows, cols] stack buffer, 64-byte aligned; `rows` / `cols`
+  /// give the sizes that are dynamic in `staticRows` / `staticCols`. Inside
+  /// an scf.parallel (an automatic allocation scope) it lives for one
+  /// iteration.
+  Value scratchTile(Value rows, int64_t staticRows, Value cols,
+                    int64_t staticCols) {
+    SmallVector<Value> dynamic;
+    if (ShapedType::isDynamic(staticRows))
+      dynamic.push_back(rows);
+    if (ShapedType::isDynamic(staticCols))
+      dynamic.push_back(cols);
+    return memref::AllocaOp::create(
+               b, loc, MemRefType::get({staticRows, staticCols}, f32), dynamic,
+               b.getI64IntegerAttr(64))
+        .getResult();
+  }
+  /// An f32 [tileQ] stack buffer (one value per query row of a tile).
+  Value scratchRow() {
+    return memref::AllocaOp::create(b, loc, MemRefType::get({t.tileQ}, f32),
+                                    b.getI64IntegerAttr(64))
+        .getResult();
+  }
+  /// The op's `scale`, or 1/sqrt(D).
+  Value softmaxScale(FloatAttr scale, Value headDim) {
+    if (scale)
+      return f32Const(scale.getValueAsDouble());
+    Value d = arith::IndexCastOp::create(b, loc, b.getI64Type(), headDim);
+    return math::RsqrtOp::create(b, loc,
+                                 arith::SIToFPOp::create(b, loc, f32, d));
   }
 
   /// Calls `block(r0, rows)` for consecutive row blocks of [begin, end):

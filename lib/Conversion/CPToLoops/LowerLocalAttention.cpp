@@ -203,13 +203,7 @@ void AttentionLowering::build() {
   lkv = dim(op.getKey(), 2);
   valueDim = dim(op.getValue(), 3);
   kvGroup = arith::DivUIOp::create(b, loc, dim(query, 1), dim(op.getKey(), 1));
-  if (FloatAttr scaleAttr = op.getScaleAttr()) {
-    scale = f32Const(scaleAttr.getValueAsDouble());
-  } else {
-    Value d = arith::IndexCastOp::create(b, loc, b.getI64Type(), headDim);
-    scale =
-        math::RsqrtOp::create(b, loc, arith::SIToFPOp::create(b, loc, f32, d));
-  }
+  scale = softmaxScale(op.getScaleAttr(), headDim);
 
   // K is read by scalars (dense f32), V by vectors of whole register blocks
   // (f32 panels, Dv padded to a multiple of the block).
@@ -229,35 +223,17 @@ void AttentionLowering::build() {
         // scf.parallel is an automatic allocation scope: the scratch below
         // lives for one iteration (one pair of query tiles).
         Value batch = ivs[0], head = ivs[1], pair = ivs[2];
-        auto alignment = b.getI64IntegerAttr(64);
-        auto scratch = [&](Value rows, int64_t staticRows, Value cols,
-                           int64_t staticCols) {
-          SmallVector<Value> dynamic;
-          if (ShapedType::isDynamic(staticRows))
-            dynamic.push_back(rows);
-          if (ShapedType::isDynamic(staticCols))
-            dynamic.push_back(cols);
-          return memref::AllocaOp::create(
-                     b, loc, MemRefType::get({staticRows, staticCols}, f32),
-                     dynamic, alignment)
-              .getResult();
-        };
-        auto vector = [&]() {
-          return memref::AllocaOp::create(
-                     b, loc, MemRefType::get({t.tileQ}, f32), alignment)
-              .getResult();
-        };
         int64_t staticD = op.getQuery().getType().getDimSize(3);
         Scratch s;
-        s.qt = scratch(headDim, staticD, Value(), t.tileQ);
-        s.st = scratch(Value(), t.tileKv, Value(), t.tileQ);
-        s.acc = scratch(Value(), t.tileQ, valueLanes,
+        s.qt = scratchTile(headDim, staticD, Value(), t.tileQ);
+        s.st = scratchTile(Value(), t.tileKv, Value(), t.tileQ);
+        s.acc = scratchTile(Value(), t.tileQ, valueLanes,
                         ShapedType::isDynamic(staticDv)
                             ? ShapedType::kDynamic
                             : llvm::divideCeil(staticDv, block) * block);
-        s.rowMax = vector();
-        s.rowSum = vector();
-        s.alpha = vector();
+        s.rowMax = scratchRow();
+        s.rowSum = scratchRow();
+        s.alpha = scratchRow();
         Value kvHead = arith::DivUIOp::create(b, loc, head, kvGroup);
         // Tiles `pair` and `tiles - 1 - pair`; one tile when they coincide.
         Value mirror = sub(sub(tiles, one), pair);

@@ -303,13 +303,7 @@ void AttentionGradLowering::build() {
   Value batches = dim(query, 0), heads = dim(query, 1);
   Value kvHeads = dim(op.getKey(), 1);
   kvGroup = arith::DivUIOp::create(b, loc, heads, kvHeads);
-  if (FloatAttr scaleAttr = op.getScaleAttr()) {
-    scale = f32Const(scaleAttr.getValueAsDouble());
-  } else {
-    Value d = arith::IndexCastOp::create(b, loc, b.getI64Type(), headDim);
-    scale =
-        math::RsqrtOp::create(b, loc, arith::SIToFPOp::create(b, loc, f32, d));
-  }
+  scale = softmaxScale(op.getScaleAttr(), headDim);
   keyLanes = paddedLanes(headDim);
   valueLanes = paddedLanes(valueDim);
   auto alignment = b.getI64IntegerAttr(64);
@@ -351,36 +345,19 @@ void AttentionGradLowering::build() {
                      ? ShapedType::kDynamic
                      : llvm::divideCeil(size, block) * block;
         };
-        auto scratch = [&](int64_t rows, Value rowsValue, int64_t cols,
-                           Value colsValue) {
-          SmallVector<Value> sizes;
-          if (ShapedType::isDynamic(rows))
-            sizes.push_back(rowsValue);
-          if (ShapedType::isDynamic(cols))
-            sizes.push_back(colsValue);
-          return memref::AllocaOp::create(
-                     b, loc, MemRefType::get({rows, cols}, f32), sizes,
-                     alignment)
-              .getResult();
-        };
-        auto rowVector = [&]() {
-          return memref::AllocaOp::create(
-                     b, loc, MemRefType::get({t.tileQ}, f32), alignment)
-              .getResult();
-        };
         GradScratch s;
-        s.qt = scratch(staticD, headDim, t.tileQ, Value());
-        s.qr = scratch(t.tileQ, Value(), padded(staticD), keyLanes);
-        s.dot = scratch(staticDv, valueDim, t.tileQ, Value());
-        s.dor = scratch(t.tileQ, Value(), padded(staticDv), valueLanes);
-        s.rowLse = rowVector();
-        s.rowDelta = rowVector();
-        s.st = scratch(t.tileKv, Value(), t.tileQ, Value());
-        s.dpt = scratch(t.tileKv, Value(), t.tileQ, Value());
+        s.qt = scratchTile(headDim, staticD, Value(), t.tileQ);
+        s.qr = scratchTile(Value(), t.tileQ, keyLanes, padded(staticD));
+        s.dot = scratchTile(valueDim, staticDv, Value(), t.tileQ);
+        s.dor = scratchTile(Value(), t.tileQ, valueLanes, padded(staticDv));
+        s.rowLse = scratchRow();
+        s.rowDelta = scratchRow();
+        s.st = scratchTile(Value(), t.tileKv, Value(), t.tileQ);
+        s.dpt = scratchTile(Value(), t.tileKv, Value(), t.tileQ);
         if (op.getScoreModAttr())
-          s.gt = scratch(t.tileKv, Value(), t.tileQ, Value());
-        s.dk = scratch(t.tileKv, Value(), padded(staticD), keyLanes);
-        s.dv = scratch(t.tileKv, Value(), padded(staticDv), valueLanes);
+          s.gt = scratchTile(Value(), t.tileKv, Value(), t.tileQ);
+        s.dk = scratchTile(Value(), t.tileKv, keyLanes, padded(staticD));
+        s.dv = scratchTile(Value(), t.tileKv, valueLanes, padded(staticDv));
 
         Value zeroLanes = vecConst(0.0);
         loop(idx(0), kvGroup, 1, [&](Value member) {
