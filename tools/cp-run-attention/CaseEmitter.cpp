@@ -231,12 +231,14 @@ private:
                : std::string();
   }
 
-  /// The f32 gradients dq, dk, dv of one block (--P 1).
+  /// The gradients dq, dk, dv of this rank's shard, f32 or (with
+  /// --grad-dtype storage) in the storage type.
   std::string gradTypes() const {
     int64_t l = c.localLen();
-    return tensorType({c.batch, c.heads, l, c.headDim}, "f32") + ", " +
-           tensorType({c.batch, c.kvHeads, l, c.headDim}, "f32") + ", " +
-           tensorType({c.batch, c.kvHeads, l, c.valueDim}, "f32");
+    const char *t = c.gradInStorageType ? c.typeName() : "f32";
+    return tensorType({c.batch, c.heads, l, c.headDim}, t) + ", " +
+           tensorType({c.batch, c.kvHeads, l, c.headDim}, t) + ", " +
+           tensorType({c.batch, c.kvHeads, l, c.valueDim}, t);
   }
 
   /// The forward of the block, then cp.local_attention_grad with the loss

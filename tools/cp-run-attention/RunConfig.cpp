@@ -23,6 +23,7 @@ namespace {
       "usage: cp-run-attention --P N --B N --H N --Hkv N --S N --D N --Dv N\n"
       "         [--dtype f32|f16|bf16] --case NAME=MASK [--case ...]\n"
       "         [--layout contiguous|zigzag]\n"
+      "         [--grad-dtype f32|storage]\n"
       "         (--emit-mlir [--scheme S] | --lib FILE.so [--tol X] [--grad-tol X]\n"
       "          [--expect-bytes N] [--repeat N] [--device cpu|gpu])\n"
       "  MASK: none | causal | window:W, optionally +explicit-global,\n"
@@ -132,6 +133,11 @@ Config parseArgs(int argc, char **argv) {
         usageError("--layout must be contiguous or zigzag, got '" + layout +
                    "'");
       c.zigzag = layout == "zigzag";
+    } else if (a == "--grad-dtype" && i + 1 < argc) {
+      std::string g = argv[++i];
+      if (g != "f32" && g != "storage")
+        usageError("--grad-dtype must be f32 or storage, got '" + g + "'");
+      c.gradInStorageType = g == "storage";
     } else if (a == "--grad-tol" && i + 1 < argc)
       c.gradTolerance = std::atof(argv[++i]);
     else if (a == "--tol" && i + 1 < argc)

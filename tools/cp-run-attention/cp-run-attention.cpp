@@ -123,11 +123,12 @@ void callEntry(void *entry, const std::vector<void *> &a) {
 }
 
 /// Max abs difference of `got` and `expected`; NaN counts as infinite.
-double maxAbsError(const std::vector<float> &got,
+double maxAbsError(const HostTensor &got, ElementType type,
                    const std::vector<double> &expected) {
   double worst = 0;
   for (size_t i = 0; i < expected.size(); ++i) {
-    double err = std::fabs(double(got[i]) - expected[i]);
+    double err =
+        std::fabs(load(got, static_cast<int64_t>(i), type) - expected[i]);
     if (!(err <= worst))
       worst = std::isnan(err) ? INFINITY : err;
   }
@@ -250,7 +251,8 @@ Outcome runCase(const Config &c, const Case &cs, void *library, int rank) {
   bool sharded = cs.grad && !c.scheme.empty();
   HostTensor gradOut, outIn;
   std::vector<double> expectedDq, expectedDk, expectedDv;
-  std::vector<float> dqOut, dkOut, dvOut;
+  HostTensor dqOut, dkOut, dvOut;
+  ElementType gradType = c.gradInStorageType ? type : ElementType::f32;
   if (cs.grad) {
     gradOut = makeTensor({c.batch, c.heads, s, c.valueDim}, type);
     for (int64_t i = 0; i < gradOut.size(); ++i)
@@ -273,9 +275,9 @@ Outcome runCase(const Config &c, const Case &cs, void *library, int rank) {
     expectedDk = rowsOf(expectedDk, k.shape, blocks);
     expectedDv = rowsOf(expectedDv, v.shape, blocks);
     gradOut = gatherRows(gradOut, 2, blocks);
-    dqOut.assign(expectedDq.size(), 0.0f);
-    dkOut.assign(expectedDk.size(), 0.0f);
-    dvOut.assign(expectedDv.size(), 0.0f);
+    dqOut = makeTensor({c.batch, c.heads, l, c.headDim}, gradType);
+    dkOut = makeTensor({c.batch, c.kvHeads, l, c.headDim}, gradType);
+    dvOut = makeTensor({c.batch, c.kvHeads, l, c.valueDim}, gradType);
     outIn = makeTensor({c.batch, c.heads, l, c.valueDim}, type);
     for (int64_t i = 0; i < outIn.size(); ++i)
       store(outIn, i, expected[i], type);
@@ -329,16 +331,11 @@ Outcome runCase(const Config &c, const Case &cs, void *library, int rank) {
   if (cs.document)
     args.push_back(&dseg);
   Descriptor<4> dgrad{};
-  auto floatDescriptor = [&](std::vector<float> &data, int64_t heads,
-                             int64_t width) {
-    int64_t shape4[4] = {c.batch, heads, l, width};
-    return denseDescriptor<4>(data.data(), shape4);
-  };
   Descriptor<4> ddq{}, ddk{}, ddv{};
   if (cs.grad) {
-    ddq = floatDescriptor(dqOut, c.heads, c.headDim);
-    ddk = floatDescriptor(dkOut, c.kvHeads, c.headDim);
-    ddv = floatDescriptor(dvOut, c.kvHeads, c.valueDim);
+    ddq = describe<4>(dqOut);
+    ddk = describe<4>(dkOut);
+    ddv = describe<4>(dvOut);
     dgrad = describe<4>(gradOut);
   }
   Descriptor<4> doutIn{};
@@ -386,9 +383,10 @@ Outcome runCase(const Config &c, const Case &cs, void *library, int rank) {
       result.maxError = std::isnan(err) ? INFINITY : err;
   }
   if (cs.grad)
-    result.maxGradError = std::max({maxAbsError(dqOut, expectedDq),
-                                    maxAbsError(dkOut, expectedDk),
-                                    maxAbsError(dvOut, expectedDv)});
+    result.maxGradError =
+        std::max({maxAbsError(dqOut, gradType, expectedDq),
+                  maxAbsError(dkOut, gradType, expectedDk),
+                  maxAbsError(dvOut, gradType, expectedDv)});
   result.seconds = elapsed;
   return result;
 }
