@@ -11,6 +11,8 @@
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/SetVector.h"
 
+#include <type_traits>
+
 using namespace mlir;
 using namespace mlir::cp;
 
@@ -30,20 +32,23 @@ LogicalResult mlir::cp::lowerBufferAttentions(
         modFunctions.insert(f);
     return verifyModFunctionBodies(op);
   };
-  for (Operation *op : ops) {
-    LogicalResult checked =
-        isa<BufferLocalAttentionOp>(op)
-            ? collect(cast<BufferLocalAttentionOp>(op))
-            : collect(cast<BufferLocalAttentionGradOp>(op));
-    if (failed(checked))
+  // `fn` on `op` as the buffer attention op it is.
+  auto visit = [](Operation *op, auto &&fn) -> LogicalResult {
+    if (auto forward = dyn_cast<BufferLocalAttentionOp>(op))
+      return fn(forward);
+    return fn(cast<BufferLocalAttentionGradOp>(op));
+  };
+  for (Operation *op : ops)
+    if (failed(visit(op, collect)))
       return failure();
-  }
+  auto lower = [&](auto op) -> LogicalResult {
+    if constexpr (std::is_same_v<decltype(op), BufferLocalAttentionOp>)
+      return lowerOne(op);
+    else
+      return lowerGrad(op);
+  };
   for (Operation *op : ops) {
-    LogicalResult lowered =
-        isa<BufferLocalAttentionOp>(op)
-            ? lowerOne(cast<BufferLocalAttentionOp>(op))
-            : lowerGrad(cast<BufferLocalAttentionGradOp>(op));
-    if (failed(lowered))
+    if (failed(visit(op, lower)))
       return failure();
     op->erase();
   }

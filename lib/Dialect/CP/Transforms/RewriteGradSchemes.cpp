@@ -14,7 +14,6 @@
 #include "SchemeBuilder.h"
 #include "cp/Dialect/CP/Analysis/SchemeTraffic.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/IR/IRMapping.h"
 
 using namespace mlir;
 using namespace mlir::cp;
@@ -57,10 +56,9 @@ int64_t GradSchemeBuilder::trafficOf(bool kvReused) {
                                   kvReused);
 }
 
-GradSchemeBuilder::Grads GradSchemeBuilder::localGrad(const Operands &in,
-                                                      Value qOffset,
-                                                      Value kvOffset,
-                                                      Value headOffset) {
+GradSchemeBuilder::Grads
+GradSchemeBuilder::localGrad(const Operands &in, Value qOffset, Value kvOffset,
+                             Value headOffset, bool kvReused) {
   auto gradType = [&](Value like, Type element) {
     return cast<RankedTensorType>(like.getType()).clone(element);
   };
@@ -72,12 +70,7 @@ GradSchemeBuilder::Grads GradSchemeBuilder::localGrad(const Operands &in,
       gradType(in.v, op.getGradValue().getType().getElementType()), in.q, in.k, in.v, in.o, in.lse, in.dO,
       qOffset, kvOffset, headOffset, in.mask, op.getModOperands(),
       op.getMaskAttr(), op.getScaleAttr());
-  grad->setAttr("cp.scheme", scheme);
-  grad->setAttr("cp.bytes_per_rank",
-                b.getI64IntegerAttr(trafficOf(/*kvReused=*/false)));
-  IRMapping mapping;
-  op.getMaskMod().cloneInto(&grad.getMaskMod(), mapping);
-  op.getScoreMod().cloneInto(&grad.getScoreMod(), mapping);
+  markLocal(grad, op, scheme, trafficOf(kvReused));
   return {grad.getGradQuery(), grad.getGradKey(), grad.getGradValue()};
 }
 
@@ -105,11 +98,9 @@ GradSchemeBuilder::rewriteAllGather(const Group &cp, const Operands &in) {
   gathered.v = reused ? v : allGather(cp, in.v, kSeqDim);
   Value qOffset = mul(cp.index, shape.localLen);
   gathered.mask = gatheredKeysMask(in.mask, qOffset);
-  Grads local = localGrad(gathered, qOffset, index(0), Value());
-  Operation *grad = local.dk.getDefiningOp();
-  grad->setAttr("cp.backward_kv",
-                b.getStringAttr(reused ? "reused" : "regathered"));
-  grad->setAttr("cp.bytes_per_rank", b.getI64IntegerAttr(trafficOf(reused)));
+  Grads local = localGrad(gathered, qOffset, index(0), Value(), reused);
+  local.dk.getDefiningOp()->setAttr(
+      "cp.backward_kv", b.getStringAttr(reused ? "reused" : "regathered"));
   // Every rank's contributions to every key, summed; each keeps its rows.
   return {local.dq, reduceScatter(cp, local.dk, kSeqDim),
           reduceScatter(cp, local.dv, kSeqDim)};

@@ -74,12 +74,14 @@ Value SchemeBuilder::localAttention(Value q, Value k, Value v, Value qOffset,
   return out.getOutput();
 }
 
-void SchemeBuilder::mark(LocalAttentionOp attention) {
-  attention->setAttr("cp.scheme", scheme);
-  attention->setAttr("cp.bytes_per_rank", b.getI64IntegerAttr(bytesPerRank));
-  IRMapping mapping;
-  op.getMaskMod().cloneInto(&attention.getMaskMod(), mapping);
-  op.getScoreMod().cloneInto(&attention.getScoreMod(), mapping);
+void CollectiveBuilder::markLocal(Operation *local, Operation *sharded,
+                                  SchemeAttr scheme, int64_t bytesPerRank) {
+  local->setAttr("cp.scheme", scheme);
+  local->setAttr("cp.bytes_per_rank", b.getI64IntegerAttr(bytesPerRank));
+  for (unsigned r = 0; r < 2; ++r) {
+    IRMapping mapping;
+    sharded->getRegion(r).cloneInto(&local->getRegion(r), mapping);
+  }
 }
 
 SchemeBuilder::Partial SchemeBuilder::partialAttention(Value q, Value k,

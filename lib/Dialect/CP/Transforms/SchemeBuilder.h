@@ -97,6 +97,14 @@ public:
     return RelayoutOp::create(b, loc, v, g.grid.getValue(), g.axes, seqAxis,
                               from, to);
   }
+  /// Marks the local op `local` that a scheme built for the sharded op
+  /// `sharded` with the scheme and its traffic, and gives it the sharded
+  /// op's mask_mod and score_mod regions (both ops hold them as regions 0
+  /// and 1): they are written on global positions, which the local op's
+  /// offsets (and head offset) supply.
+  void markLocal(Operation *local, Operation *sharded, SchemeAttr scheme,
+                 int64_t bytesPerRank);
+
   /// `v` with element type `element` (an extf or truncf per element; `v`
   /// itself when it has it).
   Value convertElements(Value v, Type element);
@@ -146,10 +154,11 @@ public:
   /// op's mask kind and scale, marked with the scheme and its traffic.
   Value localAttention(Value q, Value k, Value v, Value qOffset, Value kvOffset,
                        Value mask);
-  /// Marks a local attention with the scheme and its traffic, and gives it
-  /// the op's mask_mod and score_mod: they are written on global positions,
-  /// which the local op's offsets (and head offset) supply.
-  void mark(LocalAttentionOp attention);
+  /// Marks a local attention with the scheme, its traffic and the op's
+  /// regions (markLocal).
+  void mark(LocalAttentionOp attention) {
+    markLocal(attention, op, scheme, bytesPerRank);
+  }
   bool hasModRegions() {
     return !op.getMaskMod().empty() || !op.getScoreMod().empty();
   }
@@ -205,11 +214,12 @@ public:
   };
 
   /// cp.local_attention_grad of `in` at global offsets, with the op's mask
-  /// kind, scale and regions, marked with the scheme and its traffic. The
+  /// kind, scale and regions, marked with the scheme and its traffic
+  /// (`kvReused`: allgather reuses the forward's gathered K/V). The
   /// gradients have the op's gradient element types (what the schemes send
   /// and sum across ranks).
   Grads localGrad(const Operands &in, Value qOffset, Value kvOffset,
-                  Value headOffset);
+                  Value headOffset, bool kvReused = false);
   /// The op's operands, converted from the op's layout to `to`.
   Operands operandsIn(const Group &g, SequenceLayout to);
   /// Replaces the op with `grads`, converted back to the op's layout and
