@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <map>
 #include <memory>
 
@@ -29,6 +30,16 @@ struct GroupTable {
 GroupTable &table() {
   static GroupTable t;
   return t;
+}
+
+// MPI_Abort has the launcher kill every process at once; a line written to
+// stderr just before may still sit in the pipe to the launcher's proxy and
+// be lost with it. Give the proxy a moment to forward it.
+[[noreturn]] void abortJob() {
+  timespec pause{0, 500 * 1000 * 1000}; // 0.5 s
+  nanosleep(&pause, nullptr);
+  MPI_Abort(MPI_COMM_WORLD, 1);
+  std::exit(1);
 }
 
 std::string axesString(const std::vector<int64_t> &axes) {
@@ -63,8 +74,7 @@ void cp::runtime::failHere(const std::string &call, const std::string &reason) {
   std::fprintf(stderr, "cp-runtime: rank %d: %s: %s\n", worldRank, call.c_str(),
                reason.c_str());
   std::fflush(stderr);
-  MPI_Abort(MPI_COMM_WORLD, 1);
-  std::exit(1);
+  abortJob();
 }
 
 void cp::runtime::failOnEveryRank(const Group &group, const std::string &call,
@@ -80,8 +90,7 @@ void cp::runtime::failOnEveryRank(const Group &group, const std::string &call,
     MPI_Finalize();
     std::exit(1);
   }
-  MPI_Abort(MPI_COMM_WORLD, 1);
-  std::exit(1);
+  abortJob();
 }
 
 void cp::runtime::checkMpi(int code, const std::string &call,
