@@ -64,3 +64,23 @@ func.func @if_result(%c: i1, %i: index) -> f32 {
   memref.dealloc %base : memref<f32>
   return %y : f32
 }
+
+// -----
+
+// A buffer that an arith.select may return is in use wherever the select's
+// result is: its dealloc stays after the last use of the selection.
+// CHECK-LABEL: func @selected
+// CHECK: %[[A:.*]] = memref.alloc() : memref<64xf32>
+// CHECK: %[[S:.*]] = arith.select %{{.*}}, %{{.*}}, %[[A]]
+// CHECK-NEXT: memref.load %[[S]]
+// CHECK-NEXT: memref.dealloc %[[A]]
+// CHECK-NEXT: arith.addf
+func.func @selected(%c: i1, %b: memref<64xf32>, %i: index) -> f32 {
+  %a = memref.alloc() : memref<64xf32>
+  memref.copy %b, %a : memref<64xf32> to memref<64xf32>
+  %s = arith.select %c, %b, %a : memref<64xf32>
+  %x = memref.load %s[%i] : memref<64xf32>
+  %y = arith.addf %x, %x : f32
+  memref.dealloc %a : memref<64xf32>
+  return %y : f32
+}

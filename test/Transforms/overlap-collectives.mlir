@@ -108,3 +108,23 @@ func.func @ring_loop(%q: memref<1x4x16x8xf32>, %k: memref<1x4x16x8xf32>,
   }
   return
 }
+
+// -----
+
+shard.grid @cp(shape = 4)
+
+// A select that may return the received buffer aliases it where its views
+// do not show: the wait comes before the select.
+// CHECK-LABEL: func @selected_buffer
+// CHECK: %[[R:.*]] = cp.buffer.shift_start
+// CHECK-NEXT: memref.load
+// CHECK-NEXT: cp.buffer.wait %[[R]]
+// CHECK-NEXT: arith.select
+func.func @selected_buffer(%k: memref<64xf32>, %k1: memref<64xf32>, %o: memref<64xf32>,
+                           %c: i1, %i: index) -> f32 {
+  cp.buffer.shift %k into %k1 on @cp grid_axes = [0] offset = 1 : memref<64xf32> into memref<64xf32>
+  %x = memref.load %o[%i] : memref<64xf32>
+  %s = arith.select %c, %o, %k1 : memref<64xf32>
+  memref.store %x, %s[%i] : memref<64xf32>
+  return %x : f32
+}

@@ -11,6 +11,7 @@
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/DenseSet.h"
 
 namespace mlir::cp::detail {
 
@@ -27,6 +28,40 @@ inline Value rootBuffer(Value buffer) {
     else
       return buffer;
   }
+}
+
+/// Whether `op` returns a memref that may alias one of its memref operands
+/// in a way rootBuffer does not see through (an arith.select of two
+/// buffers, a call, an op with regions yielding one).
+inline bool makesHiddenAlias(Operation *op) {
+  if (isa<ViewLikeOpInterface, memref::CastOp, memref::TransposeOp>(op))
+    return false;
+  auto isMemRef = [](Value v) { return isa<BaseMemRefType>(v.getType()); };
+  return llvm::any_of(op->getResults(), isMemRef) &&
+         llvm::any_of(op->getOperands(), isMemRef);
+}
+
+/// `buffer` and every value that may view or alias it: results of ops that
+/// take one of them and return a memref (views, casts, selects, calls), and
+/// results of the ops whose regions yield one.
+inline llvm::DenseSet<Value> aliasesOf(Value buffer) {
+  llvm::DenseSet<Value> aliases{buffer};
+  SmallVector<Value> work{buffer};
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    for (Operation *user : v.getUsers()) {
+      Operation *producer = user;
+      if (user->hasTrait<OpTrait::IsTerminator>())
+        producer = user->getParentOp();
+      if (!producer)
+        continue;
+      for (Value result : producer->getResults())
+        if (isa<BaseMemRefType>(result.getType()) &&
+            aliases.insert(result).second)
+          work.push_back(result);
+    }
+  }
+  return aliases;
 }
 
 } // namespace mlir::cp::detail

@@ -2,7 +2,8 @@
 //
 // Implements cp-free-buffers-early: a dealloc of a buffer made in the same
 // block moves to just after the last op of the block that uses the buffer,
-// a view of it, or (for a started shift) waits for its transfer.
+// a view or other alias of it (a select of two buffers), or (for a started
+// shift) waits for its transfer.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,22 +21,22 @@ namespace cp {
 
 using namespace mlir;
 using namespace mlir::cp;
-using mlir::cp::detail::rootBuffer;
+using mlir::cp::detail::aliasesOf;
 
 namespace {
 
-/// Whether `op` or an op nested in it uses `buffer` (or a view of it),
-/// counting a wait as a use of its shift's buffers.
-bool uses(Operation *op, Value buffer) {
+/// Whether `op` or an op nested in it uses one of `aliases` (a buffer, its
+/// views and whatever else may alias it: aliasesOf), counting a wait as a
+/// use of its shift's buffers.
+bool uses(Operation *op, const llvm::DenseSet<Value> &aliases) {
   WalkResult result = op->walk([&](Operation *nested) {
     if (auto wait = dyn_cast<BufferWaitOp>(nested))
       if (auto start = wait.getRequest().getDefiningOp<BufferShiftStartOp>())
-        if (rootBuffer(start.getInput()) == buffer ||
-            rootBuffer(start.getOutput()) == buffer)
+        if (aliases.contains(start.getInput()) ||
+            aliases.contains(start.getOutput()))
           return WalkResult::interrupt();
     for (Value operand : nested->getOperands())
-      if (isa<BaseMemRefType>(operand.getType()) &&
-          rootBuffer(operand) == buffer)
+      if (aliases.contains(operand))
         return WalkResult::interrupt();
     return WalkResult::advance();
   });
@@ -91,9 +92,10 @@ struct FreeBuffersEarlyPass
       Release release = *releaseOf(dealloc);
       Operation *first = release.ops.front();
       Operation *lastUse = release.buffer.getDefiningOp();
+      llvm::DenseSet<Value> aliases = aliasesOf(release.buffer);
       for (Operation *op = lastUse->getNextNode(); op != first;
            op = op->getNextNode())
-        if (uses(op, release.buffer))
+        if (uses(op, aliases))
           lastUse = op;
       for (Operation *op : llvm::reverse(release.ops))
         op->moveAfter(lastUse);

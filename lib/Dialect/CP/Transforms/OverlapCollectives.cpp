@@ -73,11 +73,13 @@ struct Transfer {
 
   /// Whether `op` passes one of the buffers on as an operand where other
   /// values then alias it: into a region (a loop's iter_args), out of the
-  /// block (a yield) or into a call. Those uses are not visible through
-  /// the buffer's views, so the transfer must be finished first.
+  /// block (a yield), into a call or into a result that is no view (an
+  /// arith.select of two buffers). Those uses are not visible through the
+  /// buffer's views, so the transfer must be finished first.
   bool handsOn(Operation *op) const {
     if (!isa<RegionBranchOpInterface, CallOpInterface>(op) &&
-        !op->hasTrait<OpTrait::IsTerminator>())
+        !op->hasTrait<OpTrait::IsTerminator>() &&
+        !cp::detail::makesHiddenAlias(op))
       return false;
     return llvm::any_of(op->getOperands(), [&](Value operand) {
       if (!isa<BaseMemRefType>(operand.getType()))
