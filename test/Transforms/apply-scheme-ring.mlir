@@ -23,11 +23,11 @@ shard.grid @cp(shape = 4)
 // LOOP: %[[V1:.*]] = cp.shift %[[V]]
 // LOOP: %[[O0:.*]], %[[L0:.*]] = cp.local_attention %[[Q]], %[[K]], %[[V]]
 // LOOP: %[[RES:.*]]:4 = scf.for %[[S:.*]] = %[[C1:.*]] to %[[C3:.*]] step %[[C1]] iter_args(%[[KS:.*]] = %[[K1]], %[[VS:.*]] = %[[V1]], %[[OS:.*]] = %[[O0]], %[[LS:.*]] = %[[L0]])
-// LOOP:   %[[KN:.*]] = cp.shift %[[KS]]
-// LOOP:   %[[VN:.*]] = cp.shift %[[VS]]
 // LOOP:   %[[BACK:.*]] = arith.subi %[[C4:.*]], %[[S]] : index
 // LOOP:   %[[SRC:.*]] = arith.addi %[[R]], %[[BACK]] : index
 // LOOP:   arith.remui %[[SRC]], %[[C4]] : index
+// LOOP:   %[[KN:.*]] = cp.shift %[[KS]]
+// LOOP:   %[[VN:.*]] = cp.shift %[[VS]]
 // LOOP:   %[[P:.*]]:2 = scf.if
 // LOOP:     cp.local_attention %[[Q]], %[[KS]], %[[VS]]
 // LOOP:   %[[OM:.*]], %[[LM:.*]] = cp.merge %[[OS]], %[[LS]], %[[P]]#0, %[[P]]#1
@@ -49,10 +49,10 @@ shard.grid @cp(shape = 4)
 // CHECK: %[[O0:.*]], %[[L0:.*]] = cp.local_attention %[[Q]], %[[K]], %[[V]] offsets(%[[QO]], %[[QO]]) mask = causal {cp.bytes_per_rank = 24576 : i64, cp.scheme = #cp.scheme<ring>} : {{.*}} -> tensor<1x8x16x32xf32>, tensor<1x8x16xf32>
 // Step 1: the block of rank (r + 3) mod 4, visible iff it starts before
 // this rank's last query.
-// CHECK: %[[K2:.*]] = cp.shift %[[K1]]
-// CHECK: %[[V2:.*]] = cp.shift %[[V1]]
 // CHECK: %[[SRC:.*]] = arith.addi %[[R]], %[[C3:.*]] : index
 // CHECK: %[[J:.*]] = arith.remui %[[SRC]], %[[C4:.*]] : index
+// CHECK: %[[K2:.*]] = cp.shift %[[K1]]
+// CHECK: %[[V2:.*]] = cp.shift %[[V1]]
 // CHECK: %[[KO:.*]] = arith.muli %[[J]], %[[C16]] : index
 // CHECK: %[[QLAST:.*]] = arith.addi %[[QO]], %[[C15:.*]] : index
 // CHECK: %[[VIS:.*]] = arith.cmpi sle, %[[KO]], %[[QLAST]] : index

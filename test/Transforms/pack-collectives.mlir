@@ -66,6 +66,20 @@ func.func @strided_exchange(%x: memref<1x8x32x32xf32, strided<[16384, 2048, 32, 
   return
 }
 
+// A cast of a dense buffer to a dynamic layout (what bufferization gives a
+// loop-carried value) is looked through: the shift sends the dense buffer
+// itself, with no copy.
+// CHECK-LABEL: func @cast_of_dense_shift
+// CHECK-SAME: (%[[X:.*]]: memref<1x2x16x32xf32>, %[[Y:.*]]: memref<1x2x16x32xf32>)
+// CHECK-NOT: linalg.copy
+// CHECK: cp.buffer.shift %[[X]] into %[[Y]] on @cp grid_axes = [0] offset = 1 : memref<1x2x16x32xf32> into memref<1x2x16x32xf32>
+// CHECK-NOT: linalg.copy
+func.func @cast_of_dense_shift(%x: memref<1x2x16x32xf32>, %y: memref<1x2x16x32xf32>) {
+  %c = memref.cast %x : memref<1x2x16x32xf32> to memref<1x2x16x32xf32, strided<[?, ?, ?, ?], offset: ?>>
+  cp.buffer.shift %c into %y on @cp grid_axes = [0] offset = 1 : memref<1x2x16x32xf32, strided<[?, ?, ?, ?], offset: ?>> into memref<1x2x16x32xf32>
+  return
+}
+
 // A relayout along the sequence axis of BHSD moves two halves; each is
 // stacked along dim 0, where NCCL sends it as one flat range, and the
 // relayout works on the stack.

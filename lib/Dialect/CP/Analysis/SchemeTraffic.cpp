@@ -123,7 +123,7 @@ int64_t mlir::cp::backwardBytesSentPerRank(SchemeAttr scheme,
                                            const AttentionShape &s,
                                            const GradElementBytes &bytes,
                                            SequenceLayout layout,
-                                           bool kvReused) {
+                                           bool kvReused, MaskAttr mask) {
   int64_t b = bytes.operand, g = bytes.gradOutput, dq = bytes.gradQuery,
           a = bytes.gradKeyValue;
   int64_t p = s.groupSize;
@@ -168,8 +168,17 @@ int64_t mlir::cp::backwardBytesSentPerRank(SchemeAttr scheme,
     base = exchanged + gathered(p, /*reused=*/false);
     break;
   }
+  case SchemeKind::ring:
+  case SchemeKind::zigzag: {
+    // K/V shifted before each step after the first; the block's dK/dV
+    // after each step but the last, then one hop home.
+    RingSchedule ring{p, s.localLen, scheme.getKind() == SchemeKind::zigzag};
+    int64_t shifts = ring.shiftsNeeded(mask);
+    base = (k + v) * shifts * b + (shifts > 0 ? (k + v) * (shifts + 1) * a : 0);
+    break;
+  }
   default:
-    llvm_unreachable("the backward of this scheme is not built");
+    llvm_unreachable("auto is resolved before its bytes are counted");
   }
   // q, k, v, o, dO and lse into the scheme's layout; dq, dk, dv back.
   int64_t inRow = (s.heads * (s.headDim + s.valueDim) +

@@ -167,16 +167,12 @@ FailureOr<SchemeAttr> ApplySchemePass::rewrite(AttentionGradOp op) {
              << " for an output, lse, grad_output or gradient; give every "
                 "operand and result of cp.attention_grad a static shape";
   SchemeKind kind = scheme.getKind();
-  if (kind == SchemeKind::ring || kind == SchemeKind::zigzag)
-    return op.emitOpError("the backward of scheme ")
-           << scheme
-           << " is not built yet (docs/Training.md §7): use allgather, "
-              "ulysses, hybrid or head_tail for cp.attention_grad";
   GradSchemeBuilder builder(op, shape);
   builder.scheme = scheme;
+  builder.unrollRing = unrollRing;
   Group cp{op.getGridAttr(), SmallVector<int16_t>(op.getGridAxes()),
            shape.groupSize, Value()};
-  SequenceLayout layout = SequenceLayout::contiguous;
+  SequenceLayout layout = schemeLayout(kind);
   GradSchemeBuilder::Grads grads;
   if (kind == SchemeKind::hybrid) {
     Group inner;
@@ -197,6 +193,9 @@ FailureOr<SchemeAttr> ApplySchemePass::rewrite(AttentionGradOp op) {
     } else if (kind == SchemeKind::head_tail) {
       grads = builder.rewriteHeadTail(cp, in);
       ++numHeadTail;
+    } else if (kind == SchemeKind::ring || kind == SchemeKind::zigzag) {
+      grads = builder.rewriteRing(cp, kind == SchemeKind::zigzag, in);
+      ++(kind == SchemeKind::ring ? numRing : numZigzag);
     } else {
       grads = builder.rewriteUlysses(cp, /*outer=*/nullptr, in);
       ++numUlysses;

@@ -31,6 +31,22 @@ bool isDense(Value buffer) {
   return cast<MemRefType>(buffer.getType()).getLayout().isIdentity();
 }
 
+/// Bufferization casts dense buffers to a fully dynamic layout where values
+/// of both kinds meet (loop-carried values, scf.if results). A collective on
+/// such a cast uses the dense buffer under it, so no copy is packed.
+void lookThroughDenseCasts(Operation *op) {
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto castOp = operand.get().getDefiningOp<memref::CastOp>();
+    if (!castOp)
+      continue;
+    auto source = dyn_cast<MemRefType>(castOp.getSource().getType());
+    auto target = dyn_cast<MemRefType>(castOp.getType());
+    if (source && target && source.getLayout().isIdentity() &&
+        source.getShape() == target.getShape())
+      operand.set(castOp.getSource());
+  }
+}
+
 /// Product of the sizes before `dim`.
 int64_t outerSize(ArrayRef<int64_t> shape, int64_t dim) {
   int64_t outer = 1;
@@ -291,6 +307,7 @@ struct PackCollectivesPass
     if (async.getAsyncToken() || !async.getAsyncDependencies().empty())
       return op->emitOpError("cp-pack-collectives runs before gpu-async-region"
                              " and does not take async collectives");
+    lookThroughDenseCasts(op);
     for (Value buffer : op->getOperands().take_back(2))
       if (!cast<MemRefType>(buffer.getType()).hasStaticShape())
         return op->emitOpError("cp-pack-collectives needs static shapes, got ")

@@ -7,7 +7,9 @@
 // dO and lse, and trades dq, dk, dv back; hybrid does Ulysses inside and
 // allgather's backward across the outer group; head_tail trades the tail
 // halves of q, o, dO and lse with the mirror rank, sends the tail's dq back
-// and reduce-scatters dK/dV as allgather does.
+// and reduce-scatters dK/dV as allgather does; ring and zigzag pass K/V
+// round the group as the forward does, with the dK/dV accumulators of the
+// block travelling with it and one hop home at the end.
 //
 //===----------------------------------------------------------------------===//
 
@@ -53,7 +55,7 @@ int64_t GradSchemeBuilder::trafficOf(bool kvReused) {
   GradElementBytes sizes{bytes(op.getQuery()), bytes(op.getGradOutput()),
                          bytes(op.getGradQuery()), bytes(op.getGradKey())};
   return backwardBytesSentPerRank(scheme, shape, sizes, op.getLayout(),
-                                  kvReused);
+                                  kvReused, op.getMask());
 }
 
 GradSchemeBuilder::Grads
@@ -179,4 +181,78 @@ GradSchemeBuilder::rewriteHeadTail(const Group &cp, const Operands &in) {
   // Both halves' contributions to every key, then every rank's, summed.
   return {dq, reduceScatter(cp, addTensors(mine.dk, theirs.dk), kSeqDim),
           reduceScatter(cp, addTensors(mine.dv, theirs.dv), kSeqDim)};
+}
+
+/// Ring and zigzag backward: the forward's steps (RingSteps), each rank
+/// keeping its q, o, dO, lse and a dq accumulator. At step s it holds the
+/// K/V block of group rank (r - s) mod P together with that block's dK/dV
+/// accumulators; each visible chunk pair adds its local gradient to dq and
+/// to the step's dK/dV, which are added to the accumulators that arrived
+/// with the block and sent on. The arriving accumulators are shifted at the
+/// start of the step, with the next K/V, and only read after the step's
+/// local gradients, so their transfer overlaps the step's work
+/// (cp-overlap-collectives waits at the first use). After the last step the
+/// accumulators are one hop from home (P - steps + 1 ranks on, mod P: one
+/// rank when every step runs) and are shifted there. P is recomputed from
+/// the forward's final lse, so the pairs' gradients add up to the full one
+/// exactly.
+GradSchemeBuilder::Grads GradSchemeBuilder::rewriteRing(const Group &cp,
+                                                        bool zigzag,
+                                                        const Operands &in) {
+  RingSteps ring(*this, cp, op.getMask(), zigzag, unrollRing);
+  auto gradType = [](Value like, Value result) {
+    return cast<RankedTensorType>(like.getType())
+        .clone(cast<RankedTensorType>(result.getType()).getElementType());
+  };
+  SmallVector<Type> gradTypes{gradType(in.q, op.getGradQuery()),
+                                  gradType(in.k, op.getGradKey()),
+                              gradType(in.v, op.getGradValue())};
+  // A null gradient stands for zeros: dq before step 0's diagonal pair and
+  // the step's dK/dV before its first visible pair.
+  auto orZeros = [&](SmallVector<Value> grads) {
+    for (auto [g, type] : llvm::zip(grads, gradTypes))
+      if (!g)
+        g = zeros(cast<RankedTensorType>(type));
+    return grads;
+  };
+  // Carried: K, V, the block's dK and dV (not yet sent on), this rank's dq.
+  SmallVector<Value> carried{in.k, in.v, Value(), Value(), Value()};
+  carried = ring.run(carried, [&](Value source, std::optional<int64_t> step,
+                                  bool last, ValueRange acc) {
+    Value k = acc[0], v = acc[1];
+    Value arrivedK = acc[2] ? shift(cp, acc[2]) : Value();
+    Value arrivedV = acc[3] ? shift(cp, acc[3]) : Value();
+    Value nextK = last ? k : shift(cp, k), nextV = last ? v : shift(cp, v);
+    SmallVector<Value> grads{acc[4], Value(), Value()}; // dq, step dk, dv
+    ring.forEachPair(source, step, [&](int64_t qc, int64_t kc, Value qStart,
+                                       Value kStart, Value visible) {
+      auto compute = [&]() -> SmallVector<Value> {
+        Operands pair{ring.chunk(in.q, qc),   ring.chunk(k, kc),
+                      ring.chunk(v, kc),      ring.chunk(in.o, qc),
+                      ring.chunk(in.lse, qc), ring.chunk(in.dO, qc),
+                      ring.maskBlock(in.mask, qc, qStart, kStart)};
+        Grads part = localGrad(pair, qStart, kStart, Value());
+        return {ring.addToChunk(grads[0], qc, part.dq),
+                ring.addToChunk(grads[1], kc, part.dk),
+                ring.addToChunk(grads[2], kc, part.dv)};
+      };
+      if (!visible) {
+        grads = compute();
+        return;
+      }
+      grads = ring.guarded(visible, gradTypes, compute,
+                           [&] { return orZeros(grads); });
+    });
+    grads = orZeros(grads);
+    Value dk = arrivedK ? addTensors(arrivedK, grads[1]) : grads[1];
+    Value dv = arrivedV ? addTensors(arrivedV, grads[2]) : grads[2];
+    return SmallVector<Value>{nextK, nextV, dk, dv, grads[0]};
+  });
+  Value dk = carried[2], dv = carried[3];
+  if (ring.steps > 1) {
+    int64_t home = cp.size - ring.steps + 1;
+    dk = shift(cp, dk, home);
+    dv = shift(cp, dv, home);
+  }
+  return {carried[4], dk, dv};
 }

@@ -163,6 +163,14 @@ Value SchemeBuilder::toStorageType(Value f32) {
   return convertElements(f32, op.getType().getElementType());
 }
 
+Value CollectiveBuilder::zeros(RankedTensorType type) {
+  Value empty = tensor::EmptyOp::create(b, loc, type.getShape(),
+                                        type.getElementType());
+  Value zero = arith::ConstantOp::create(
+      b, loc, cast<TypedAttr>(b.getZeroAttr(type.getElementType())));
+  return linalg::FillOp::create(b, loc, zero, empty).getResult(0);
+}
+
 Value CollectiveBuilder::sliceGlobalMask(Value mask, OpFoldResult start,
                                      int64_t count, OpFoldResult h0,
                                      int64_t hCount) {

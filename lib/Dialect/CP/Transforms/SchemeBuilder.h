@@ -10,6 +10,7 @@
 #ifndef CP_LIB_DIALECT_CP_TRANSFORMS_SCHEMEBUILDER_H
 #define CP_LIB_DIALECT_CP_TRANSFORMS_SCHEMEBUILDER_H
 
+#include "cp/Dialect/CP/Analysis/RingSchedule.h"
 #include "cp/Dialect/CP/IR/CPOps.h"
 #include "cp/Dialect/CP/IR/SchemeConstraints.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -89,8 +90,8 @@ public:
     return ExchangeOp::create(b, loc, v, g.grid.getValue(), g.axes,
                               PartnerKind::mirror);
   }
-  Value shift(const Group &g, Value v) {
-    return ShiftOp::create(b, loc, v, g.grid.getValue(), g.axes, 1);
+  Value shift(const Group &g, Value v, int64_t offset = 1) {
+    return ShiftOp::create(b, loc, v, g.grid.getValue(), g.axes, offset);
   }
   Value relayout(const Group &g, Value v, int64_t seqAxis, SequenceLayout from,
                  SequenceLayout to) {
@@ -110,6 +111,8 @@ public:
   Value convertElements(Value v, Type element);
   /// The elementwise sum of two tensors of one type.
   Value addTensors(Value x, Value y);
+  /// A tensor of `type` filled with zeros.
+  Value zeros(RankedTensorType type);
 
   /// Rows [start, start + count) of an explicit mask given with the global
   /// query extent, and heads [h0, h0 + hCount) when it has one per head.
@@ -135,6 +138,73 @@ public:
   OpBuilder b;
   Location loc;
   AttentionShape shape;
+};
+
+/// The steps of ring and zigzag, shared by the forward and the backward
+/// (RingSteps.cpp). Each rank's block is cut in chunks (one for ring; for
+/// zigzag the chunks r and 2P-1-r); at step s this rank holds the K/V block
+/// of group rank (r - s) mod P. Steps after the last one a mask lets any
+/// rank see are not emitted.
+class RingSteps {
+public:
+  RingSteps(CollectiveBuilder &builder, const Group &cp, MaskAttr mask,
+            bool zigzag, bool unroll);
+
+  int64_t chunks() const { return schedule.chunks(); }
+  int64_t chunkRows() const { return schedule.chunkRows(); }
+  /// Chunk `c` of the rows (dim 2) of a local tensor: q, k, v, o, dO, lse.
+  Value chunk(Value x, int64_t c);
+  /// The accumulator `acc` with `part` added to its chunk `c`; a null `acc`
+  /// stands for zeros (so the first addition costs nothing on one chunk).
+  Value addToChunk(Value acc, int64_t c, Value part);
+  /// The explicit mask's entries for query chunk `qc` (at global `qStart`)
+  /// against the key chunk at global `kStart`; null without a mask.
+  Value maskBlock(Value mask, int64_t qc, Value qStart, Value kStart);
+
+  /// Calls `visit` for each (query chunk, key chunk) pair the step on the
+  /// block of group rank `source` may attend, the diagonal pair of a query
+  /// chunk first. `step` is the step where it is a constant (visibility is
+  /// decided here where it is the same on every rank), std::nullopt inside
+  /// the loop. `visible` is null where the pair is visible on every rank,
+  /// else an i1 computed at run time.
+  void forEachPair(
+      Value source, std::optional<int64_t> step,
+      function_ref<void(int64_t qc, int64_t kc, Value qStart, Value kStart,
+                        Value visible)>
+          visit);
+  /// `compute()`'s values (of `types`) where `visible` holds and
+  /// `skipped()`'s elsewhere (one scf.if); `compute()`'s alone when
+  /// `visible` is null.
+  SmallVector<Value> guarded(Value visible, TypeRange types,
+                             function_ref<SmallVector<Value>()> compute,
+                             function_ref<SmallVector<Value>()> skipped);
+
+  using StepBody = function_ref<SmallVector<Value>(
+      Value source, std::optional<int64_t> step, bool last,
+      ValueRange carried)>;
+  /// Emits the steps: the first and the last on their own (the step a
+  /// constant), the ones between as one scf.for carrying `carried` (or,
+  /// unrolled, each on its own), so that the IR does not grow with P.
+  /// `body` emits one step on the block of group rank `source` and returns
+  /// what the next step carries (`last`: no step follows). Returns what the
+  /// last step returned.
+  SmallVector<Value> run(SmallVector<Value> carried, StepBody body);
+
+  RingSchedule schedule;
+  /// The steps that attend anything on some rank (shifts needed + 1).
+  int64_t steps;
+
+private:
+  /// The global first row of each chunk group rank `rank` holds.
+  SmallVector<Value> chunkStarts(Value rank);
+  /// The group rank whose block this rank holds at `step`.
+  Value sourceAt(Value step);
+
+  CollectiveBuilder &cb;
+  const Group &cp;
+  MaskAttr mask;
+  bool unroll;
+  SmallVector<Value> qStarts;
 };
 
 /// Builds the ops that replace one cp.attention. One instance per op.
@@ -234,9 +304,12 @@ public:
   Grads rewriteUlysses(const Group &inner, const Group *outer,
                        const Operands &in);
   Grads rewriteHeadTail(const Group &cp, const Operands &in);
+  Grads rewriteRing(const Group &cp, bool zigzag, const Operands &in);
 
   AttentionGradOp op;
   SchemeAttr scheme;
+  /// As for the forward (cp-apply-scheme{unroll-ring}).
+  bool unrollRing = false;
 };
 
 } // namespace mlir::cp::detail

@@ -37,14 +37,16 @@ struct GradElementBytes {
 };
 
 /// Bytes the busiest rank sends in the backward (cp.attention_grad) of
-/// `scheme` (allgather, ulysses, hybrid, head_tail: docs/Training.md §3;
-/// for head_tail a rank with a distinct partner, the middle rank of an odd
-/// group sends less). `kvReused`: allgather reuses the forward's gathered
-/// K/V and sends only the reduce-scatter. Relayouts for an op in another
-/// layout than the scheme's are added as for the forward.
+/// `scheme` (docs/Training.md §3; for head_tail a rank with a distinct
+/// partner, the middle rank of an odd group sends less). `kvReused`:
+/// allgather reuses the forward's gathered K/V and sends only the
+/// reduce-scatter. `mask`: ring and zigzag shift only as far as it lets
+/// some rank see. Relayouts for an op in another layout than the scheme's
+/// are added as for the forward.
 int64_t backwardBytesSentPerRank(SchemeAttr scheme, const AttentionShape &shape,
                                  const GradElementBytes &bytes,
-                                 SequenceLayout layout, bool kvReused = false);
+                                 SequenceLayout layout, bool kvReused = false,
+                                 MaskAttr mask = {});
 
 /// How many of its two halves (of L/2 rows) group rank `rank` sends to
 /// other ranks in a cp.relayout from `from` to `to` over `groupSize` ranks
