@@ -27,6 +27,15 @@ static int64_t qkvoShardElements(const AttentionShape &s) {
           s.heads * s.valueDim);
 }
 
+/// The K/V shifts a ring or zigzag run needs under `mask` (fewer than P - 1
+/// when a window ends the ring early); the forward and backward count them.
+static int64_t ringShifts(SchemeAttr scheme, const AttentionShape &s,
+                          MaskAttr mask) {
+  RingSchedule ring{s.groupSize, s.localLen,
+                    scheme.getKind() == SchemeKind::zigzag};
+  return ring.shiftsNeeded(mask);
+}
+
 int64_t mlir::cp::bytesSentPerRank(SchemeAttr scheme, const AttentionShape &s,
                                    int64_t elementBytes, MaskAttr mask) {
   int64_t p = s.groupSize;
@@ -35,10 +44,8 @@ int64_t mlir::cp::bytesSentPerRank(SchemeAttr scheme, const AttentionShape &s,
   case SchemeKind::allgather:
     return allGatherKV * elementBytes;
   case SchemeKind::ring:
-  case SchemeKind::zigzag: {
-    RingSchedule ring{p, s.localLen, scheme.getKind() == SchemeKind::zigzag};
-    return kvShardElements(s) * ring.shiftsNeeded(mask) * elementBytes;
-  }
+  case SchemeKind::zigzag:
+    return kvShardElements(s) * ringShifts(scheme, s, mask) * elementBytes;
   case SchemeKind::ulysses:
     return qkvoShardElements(s) * (p - 1) / p * elementBytes;
   case SchemeKind::hybrid: {
@@ -172,8 +179,7 @@ int64_t mlir::cp::backwardBytesSentPerRank(SchemeAttr scheme,
   case SchemeKind::zigzag: {
     // K/V shifted before each step after the first; the block's dK/dV
     // after each step but the last, then one hop home.
-    RingSchedule ring{p, s.localLen, scheme.getKind() == SchemeKind::zigzag};
-    int64_t shifts = ring.shiftsNeeded(mask);
+    int64_t shifts = ringShifts(scheme, s, mask);
     base = (k + v) * shifts * b + (shifts > 0 ? (k + v) * (shifts + 1) * a : 0);
     break;
   }

@@ -102,16 +102,9 @@ SchemeBuilder::Partial SchemeBuilder::partialAttention(Value q, Value k,
 }
 
 SchemeBuilder::Partial SchemeBuilder::emptyPartial(Partial like) {
-  auto fill = [&](Value shapeOf, double value) {
-    auto type = cast<RankedTensorType>(shapeOf.getType());
-    Value empty =
-        tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
-    Value constant = arith::ConstantOp::create(
-        b, loc, b.getF32FloatAttr(static_cast<float>(value)));
-    return linalg::FillOp::create(b, loc, constant, empty).getResult(0);
-  };
-  return {fill(like.out, 0.0),
-          fill(like.lse, -std::numeric_limits<double>::infinity())};
+  return {zeros(cast<RankedTensorType>(like.out.getType())),
+          filled(cast<RankedTensorType>(like.lse.getType()),
+                 -std::numeric_limits<double>::infinity())};
 }
 
 Value CollectiveBuilder::convertElements(Value v, Type element) {
@@ -163,12 +156,16 @@ Value SchemeBuilder::toStorageType(Value f32) {
   return convertElements(f32, op.getType().getElementType());
 }
 
-Value CollectiveBuilder::zeros(RankedTensorType type) {
+Value CollectiveBuilder::filled(RankedTensorType type, double value) {
   Value empty = tensor::EmptyOp::create(b, loc, type.getShape(),
                                         type.getElementType());
-  Value zero = arith::ConstantOp::create(
-      b, loc, cast<TypedAttr>(b.getZeroAttr(type.getElementType())));
-  return linalg::FillOp::create(b, loc, zero, empty).getResult(0);
+  Value constant = arith::ConstantOp::create(
+      b, loc, b.getFloatAttr(type.getElementType(), value));
+  return linalg::FillOp::create(b, loc, constant, empty).getResult(0);
+}
+
+Value CollectiveBuilder::zeros(RankedTensorType type) {
+  return filled(type, 0.0);
 }
 
 Value CollectiveBuilder::sliceGlobalMask(Value mask, OpFoldResult start,

@@ -111,6 +111,8 @@ public:
   Value convertElements(Value v, Type element);
   /// The elementwise sum of two tensors of one type.
   Value addTensors(Value x, Value y);
+  /// A tensor of `type` (floating-point elements) filled with `value`.
+  Value filled(RankedTensorType type, double value);
   /// A tensor of `type` filled with zeros.
   Value zeros(RankedTensorType type);
 
