@@ -244,7 +244,8 @@ buildLayer(std::shared_ptr<ContextHandle> ctx, int64_t batch, int64_t heads,
            std::optional<AttributeHandle> mask,
            std::optional<AttributeHandle> scheme,
            const std::string &explicitMask, const std::string &layout,
-           const std::string &funcName, const std::string &gridName) {
+           const std::string &funcName, const std::string &gridName,
+           bool training) {
   CpAttentionLayerSpec spec = cpAttentionLayerSpecGetDefault(ctx->get());
   spec.batch = batch;
   spec.heads = heads;
@@ -278,6 +279,7 @@ buildLayer(std::shared_ptr<ContextHandle> ctx, int64_t batch, int64_t heads,
         "'");
   spec.funcName = toRef(funcName);
   spec.gridName = toRef(gridName);
+  spec.training = training;
   std::vector<std::string> diagnostics;
   MlirModule module =
       cpAttentionLayerBuild(ctx->get(), &spec, appendDiagnostic, &diagnostics);
@@ -322,7 +324,7 @@ PYBIND11_MODULE(_cp_mlir, m) {
            py::arg("Hkv"), py::arg("S"), py::arg("D"), py::arg("Dv"),
            py::arg("P"), py::arg("dtype"), py::arg("mask"), py::arg("scheme"),
            py::arg("explicit_mask"), py::arg("layout"), py::arg("func_name"),
-           py::arg("grid_name"));
+           py::arg("grid_name"), py::arg("training") = false);
 
   py::class_<ModuleHandle, std::shared_ptr<ModuleHandle>>(m, "Module")
       .def("print", &ModuleHandle::print, py::arg("generic") = false)

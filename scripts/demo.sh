@@ -3,7 +3,9 @@
 # each CP scheme and run it on 4 CPU ranks (MPI), checked against the plain
 # full attention. One row per scheme: max error against the reference, wall
 # time of one forward, and bytes each rank sent (runtime counters) next to
-# the compiler's prediction (DESIGN §2's formula).
+# the compiler's prediction (DESIGN §2's formula). Then the same layer as a
+# training step (forward + backward) per scheme: forward and gradient
+# errors, time, and bytes against the cost model's prediction.
 # Usage: scripts/demo.sh [build-dir]
 set -euo pipefail
 
@@ -51,11 +53,49 @@ for scheme in allgather ulysses "hybrid(2)" head_tail ring zigzag auto; do
   printf '%-14s %-6s %-11s %-9s %-17s %s\n' "$label" "${status:-ERROR}" "$(field max_abs_err)" \
     "$(field time_ms)" "$(field bytes_sent_per_rank | sed 's/^\([0-9]*\)\.\.\1$/\1/')" "$predicted"
 done
+
+# The training step: the same layer's forward (returning its lse) chained
+# into cp.attention_grad in one function (cp-run-attention +train), so o,
+# dq, dk and dv are all checked against the reference and its analytic
+# gradient. The prediction is the cost model's bytes for the step
+# (trainingBytesSentPerRank: forward + backward, the collectives they share
+# sent once), read from cp-choose-scheme's cp.cost.
+train=(--P "$ranks" --B 1 --H 8 --Hkv 4 --S 256 --D 32 --Dv 32 --case step=causal+train)
+"$bin/cp-run-attention" "${train[@]}" --scheme auto --emit-mlir > "$work/train-auto.mlir"
+"$bin/cp-opt" "$work/train-auto.mlir" --cp-choose-scheme="machine=host-mpi" -o "$work/train-cost.mlir"
+echo
+echo "training step (forward + backward, f32 gradients; tolerance 1e-5 on o, 1e-4 on dq, dk, dv):"
+echo "time: one forward + backward, max over ranks, mean of 5"
+echo
+printf '%-14s %-6s %-11s %-11s %-9s %-17s %s\n' scheme check fwd_err bwd_err time_ms bytes_sent/rank predicted
+for scheme in allgather ulysses "hybrid(2)" head_tail ring zigzag auto; do
+  so="$work/train-${scheme//[()]/_}.so"
+  label=$scheme
+  key=$scheme
+  if [ "$scheme" = auto ]; then
+    key=$(grep -o 'chosen = "[^"]*"' "$work/train-cost.mlir" | head -n 1 | sed 's/.*"\(.*\)"/\1/')
+    label="auto:$key"
+  fi
+  [[ $key == *"("* ]] && key="\"$key\""
+  predicted=$(grep -o "$(sed 's/[()]/\\&/g' <<<"$key") = {[^}]*}" "$work/train-cost.mlir" | head -n 1 |
+                grep -o ' bytes = [0-9]*' | grep -o '[0-9]*$') || true
+  "$bin/cp-run-attention" "${train[@]}" --scheme "$scheme" --emit-mlir > "$work/train.mlir"
+  "$bin/cp-compile" "$work/train.mlir" -o "$so"
+  line=$(OMP_NUM_THREADS=1 timeout 300 mpirun -np "$ranks" "$bin/cp-run-attention" "${train[@]}" \
+           --scheme "$scheme" --lib "$so" --repeat 5 ${predicted:+--expect-bytes "$predicted"} |
+           grep ' case=step ') || true
+  field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$line"; }
+  status=${line%% *}
+  [ "$status" = PASS ] && [ -n "$predicted" ] || failed=1
+  printf '%-14s %-6s %-11s %-11s %-9s %-17s %s\n' "$label" "${status:-ERROR}" "$(field max_abs_err)" \
+    "$(field grad_max_abs_err)" "$(field time_ms)" \
+    "$(field bytes_sent_per_rank | sed 's/^\([0-9]*\)\.\.\1$/\1/')" "${predicted:-none}"
+done
 echo
 if ((failed)); then
   echo "demo: a scheme failed its check (see above)" >&2
 else
-  echo "every scheme matches the reference, and the busiest rank sent exactly the predicted bytes"
+  echo "every scheme matches the reference, forward and backward, and the busiest rank sent exactly the predicted bytes"
   echo "(zigzag's ranks send different amounts: the relayout keeps some halves in place)"
 fi
 exit "$failed"

@@ -51,6 +51,21 @@ for dtype in f32 bf16; do
   add "hybrid2-p4-$dtype" 4 "hybrid(2)" "$dtype" $shape --S 1200
 done
 
+# The backward kernels: cp.local_attention_grad on one rank (+grad) and
+# training steps, cp.attention chained into cp.attention_grad (+train), on
+# 2 and 4 ranks; dq, dk, dv against the reference gradient.
+cases="--case none=none+grad --case causal=causal+grad --case window=window:37+grad"
+cases+=" --case bias_global=bias-global+grad --case softcap=causal+softcap:5+grad"
+for dtype in f32 bf16; do
+  add "grad-p1-$dtype" 1 allgather "$dtype" $shape --S 300
+done
+cases="--case none=none+train --case causal=causal+train --case window=window:37+train"
+cases+=" --case softcap=causal+softcap:5+train"
+for scheme in allgather ulysses ring zigzag; do
+  add "train-$scheme-p2-f32" 2 "$scheme" f32 $shape --S 600 --scheme "$scheme"
+done
+add "train-ring-p4-f32" 4 ring f32 $shape --S 1200 --scheme ring
+
 # The kernel benchmark (bf16, S up to 16k).
 "$bin/cp-bench-attention" --device gpu --emit-mlir >"$out/programs/bench.mlir"
 "$bin/cp-compile" "$out/programs/bench.mlir" --target=nvvm \

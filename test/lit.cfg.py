@@ -109,6 +109,16 @@ config.substitutions.append((
     "--case bias=bias-global+grad --case document=document+grad "
     "--case softcap=causal+softcap:5+grad "
     "--case alibi_softcap=alibi+softcap:3+grad"))
+# The same masks as training steps: cp.attention chained into
+# cp.attention_grad (cp-run-attention's +train).
+config.substitutions.append((
+    "%train_cases",
+    "--case none=none+train --case causal=causal+train "
+    "--case window=window:7+train --case explicit=explicit-global+train "
+    "--case local_explicit=causal+explicit-local+train "
+    "--case bias=bias-global+train --case document=document+train "
+    "--case softcap=causal+softcap:5+train "
+    "--case alibi_softcap=alibi+softcap:3+train"))
 
 # Programs under MPI: one OpenMP thread per rank (the ranks already share
 # the cores), and a time limit so that a hang fails instead of blocking.

@@ -14,6 +14,14 @@
  * covers the global S x S positions (i1: true = attend, or an additive
  * bias of the element type).
  *
+ * With `training` set, the function is a training step: it also takes the
+ * loss gradient %do [B,H,L,Dv] and returns o and the f32 gradients dq, dk,
+ * dv of this rank's shards:
+ *
+ *   %o, %lse = cp.attention ... -> [B,H,L,Dv], [B,H,L] f32
+ *   %dq, %dk, %dv = cp.attention_grad %q, %k, %v, %o, %lse, %do ...
+ *   return %o, %dq, %dk, %dv
+ *
  *===----------------------------------------------------------------------===*/
 
 #ifndef CP_C_ATTENTIONLAYER_H
@@ -52,10 +60,11 @@ typedef struct CpAttentionLayerSpec {
   CpSequenceLayout layout; /* how the arguments are sharded */
   MlirStringRef funcName;  /* empty: "attention" */
   MlirStringRef gridName;  /* empty: "cp" */
+  int training;            /* nonzero: the forward and its backward */
 } CpAttentionLayerSpec;
 
-/* A spec with B = 1, f32, no masks, no scheme and the contiguous layout;
- * sizes are 0 and must be set. */
+/* A spec with B = 1, f32, no masks, no scheme, the contiguous layout and
+ * the forward only; sizes are 0 and must be set. */
 MLIR_CAPI_EXPORTED CpAttentionLayerSpec
 cpAttentionLayerSpecGetDefault(MlirContext ctx);
 

@@ -32,6 +32,7 @@ CpAttentionLayerSpec cpAttentionLayerSpecGetDefault(MlirContext ctx) {
   spec.layout = CpSequenceContiguous;
   spec.funcName = mlirStringRefCreate(nullptr, 0);
   spec.gridName = mlirStringRefCreate(nullptr, 0);
+  spec.training = 0;
   return spec;
 }
 
@@ -134,22 +135,42 @@ MlirModule cpAttentionLayerBuild(MlirContext ctx,
     args.push_back(tensor(
         {s, s}, spec->explicitMask == CpExplicitMaskBool ? b.getI1Type() : t));
   Type result = tensor({spec->batch, spec->heads, l, spec->valueDim}, t);
+  SmallVector<Type> results = {result};
+  Type lse;
+  if (spec->training) {
+    // dO in; the f32 gradients of q, k, v out.
+    args.push_back(result);
+    lse = tensor({spec->batch, spec->heads, l}, b.getF32Type());
+    for (Type arg : ArrayRef<Type>(args).take_front(3))
+      results.push_back(
+          cast<RankedTensorType>(arg).clone(b.getF32Type()));
+  }
   auto func =
-      func::FuncOp::create(b, loc, funcName, b.getFunctionType(args, {result}));
+      func::FuncOp::create(b, loc, funcName, b.getFunctionType(args, results));
   Block *body = func.addEntryBlock();
   b.setInsertionPointToStart(body);
   Value mask =
       spec->explicitMask != CpExplicitMaskNone ? body->getArgument(3) : Value();
+  auto maskKind = maskAttr ? cast<MaskAttr>(maskAttr)
+                           : MaskAttr::get(context, MaskKind::none);
+  auto layout = static_cast<SequenceLayout>(spec->layout);
+  auto scheme = schemeAttr ? cast<SchemeAttr>(schemeAttr) : SchemeAttr();
+  Value q = body->getArgument(0), k = body->getArgument(1),
+        v = body->getArgument(2);
   auto attention = AttentionOp::create(
-      b, loc, result, body->getArgument(0), body->getArgument(1),
-      body->getArgument(2), mask, /*mod_operands=*/ValueRange(), gridName,
-      ArrayRef<int16_t>{0},
-      maskAttr ? cast<MaskAttr>(maskAttr)
-               : MaskAttr::get(context, MaskKind::none),
-      static_cast<SequenceLayout>(spec->layout),
-      schemeAttr ? cast<SchemeAttr>(schemeAttr) : SchemeAttr(),
+      b, loc, result, lse, q, k, v, mask, /*mod_operands=*/ValueRange(),
+      gridName, ArrayRef<int16_t>{0}, maskKind, layout, scheme,
       /*scale=*/FloatAttr());
-  func::ReturnOp::create(b, loc, attention.getResult());
+  SmallVector<Value> returned = {attention.getResult()};
+  if (spec->training) {
+    auto grad = AttentionGradOp::create(
+        b, loc, ArrayRef<Type>(results).drop_front(), q, k, v,
+        attention.getResult(), attention.getLse(), body->getArguments().back(),
+        mask, /*mod_operands=*/ValueRange(), gridName, ArrayRef<int16_t>{0},
+        maskKind, layout, scheme, /*scale=*/FloatAttr());
+    llvm::append_range(returned, grad.getResults());
+  }
+  func::ReturnOp::create(b, loc, returned);
 
   // The verifier states scheme and mask violations with their numbers.
   std::string diagnostics;

@@ -31,6 +31,10 @@ class AttentionLayer:
     'hybrid(u)', 'head_tail', 'ring', 'zigzag', 'auto') may be left to
     compile time. ``layout='zigzag'`` states that each rank's shards are
     chunks r and 2P-1-r of 2P (zigzag_order gives the token order).
+    ``training=True`` makes the layer a training step: it also takes the
+    loss gradient ``do`` (the shape of o) and returns o and the f32
+    gradients dq, dk, dv (cp.attention with its lse, then
+    cp.attention_grad, both under the same scheme).
     """
 
     H: int
@@ -47,6 +51,7 @@ class AttentionLayer:
     layout: str = "contiguous"
     name: str = "attention"
     grid: str = "cp"
+    training: bool = False
 
     @property
     def kv_heads(self):
@@ -58,7 +63,12 @@ class AttentionLayer:
 
     @property
     def argument_names(self):
-        return ["q", "k", "v"] + ([] if self.explicit_mask == "none" else ["mask"])
+        names = ["q", "k", "v"] + ([] if self.explicit_mask == "none" else ["mask"])
+        return names + (["do"] if self.training else [])
+
+    @property
+    def result_names(self):
+        return ["o", "dq", "dk", "dv"] if self.training else ["o"]
 
     def global_shapes(self):
         """Shapes of the full (unsharded) inputs and output, by name."""
@@ -71,6 +81,9 @@ class AttentionLayer:
         }
         if self.explicit_mask != "none":
             shapes["mask"] = (s, s)
+        if self.training:
+            for grad, of in (("do", "o"), ("dq", "q"), ("dk", "k"), ("dv", "v")):
+                shapes[grad] = shapes[of]
         return shapes
 
     def build(self, context=None):
@@ -83,7 +96,8 @@ class AttentionLayer:
             B=self.B, H=self.H, Hkv=self.kv_heads, S=self.S, D=self.D,
             Dv=self.value_dim, P=self.P, dtype=self.dtype, mask=mask,
             scheme=scheme, explicit_mask=self.explicit_mask,
-            layout=self.layout, func_name=self.name, grid_name=self.grid)
+            layout=self.layout, func_name=self.name, grid_name=self.grid,
+            training=self.training)
 
 
 def zigzag_order(S, P):

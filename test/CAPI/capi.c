@@ -221,6 +221,41 @@ static void testGeneratedPassEntryPoints(MlirContext ctx) {
 // CHECK-LABEL: generated pass ran: 1
 // CHECK: cp.all_gather %{{.*}} on @cp grid_axes = [0] gather_axis = 2 : tensor<1x4x16x8xf32> -> tensor<1x4x32x8xf32>
 
+/* A training step: the layer takes dO and returns o and the f32
+ * gradients; the scheme is applied to the forward and the backward. */
+static void testTrainingLayer(MlirContext ctx) {
+  CpAttentionLayerSpec spec = cpAttentionLayerSpecGetDefault(ctx);
+  spec.heads = 4;
+  spec.kvHeads = 2;
+  spec.seqLen = 32;
+  spec.headDim = 8;
+  spec.valueDim = 8;
+  spec.groupSize = 2;
+  spec.elementType = mlirBF16TypeGet(ctx);
+  spec.mask = cpMaskAttrGet(ctx, CpMaskCausal, 0);
+  spec.scheme = cpSchemeAttrGet(ctx, CpSchemeAllGather, 0);
+  spec.training = 1;
+  MlirModule layer = cpAttentionLayerBuild(ctx, &spec, printDiagnostic, kLayer);
+  printf("training built: %d\n", !mlirModuleIsNull(layer));
+  cpModulePrint(layer, false, printChunk, NULL);
+  MlirPassManager pm = mlirPassManagerCreate(ctx);
+  mlirPassManagerAddOwnedPass(pm, mlirCreateCPApplySchemePass());
+  MlirLogicalResult ran =
+      mlirPassManagerRunOnOp(pm, mlirModuleGetOperation(layer));
+  printf("training scheme applied: %d\n", mlirLogicalResultIsSuccess(ran));
+  cpModulePrint(layer, false, printChunk, NULL);
+  mlirPassManagerDestroy(pm);
+  mlirModuleDestroy(layer);
+}
+// CHECK-LABEL: training built: 1
+// CHECK: func.func @attention(%{{.*}}: tensor<1x4x16x8xbf16>, %{{.*}}: tensor<1x2x16x8xbf16>, %{{.*}}: tensor<1x2x16x8xbf16>, %{{.*}}: tensor<1x4x16x8xbf16>) -> (tensor<1x4x16x8xbf16>, tensor<1x4x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>)
+// CHECK: %[[O:.*]], %[[LSE:.*]] = cp.attention {{.*}} mask = causal scheme = allgather : {{.*}} -> tensor<1x4x16x8xbf16>, tensor<1x4x16xf32>
+// CHECK: cp.attention_grad %{{.*}}, %{{.*}}, %{{.*}}, %[[O]], %[[LSE]], %{{.*}} on @cp grid_axes = [0] mask = causal scheme = allgather
+// CHECK-LABEL: training scheme applied: 1
+// CHECK: cp.local_attention {{.*}}cp.scheme = #cp.scheme<allgather>
+// CHECK: cp.local_attention_grad {{.*}}cp.scheme = #cp.scheme<allgather>
+// CHECK: cp.reduce_scatter
+
 int main(void) {
   testDialectHandle();
   MlirContext ctx = cpContextCreate();
@@ -230,6 +265,7 @@ int main(void) {
   testErrors(ctx);
   testAttentionLayer(ctx);
   testGeneratedPassEntryPoints(ctx);
+  testTrainingLayer(ctx);
   mlirContextDestroy(ctx);
   return 0;
 }

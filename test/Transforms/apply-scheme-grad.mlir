@@ -183,10 +183,10 @@ func.func @head_tail(%q: tensor<1x8x64x32xf32>, %k: tensor<1x2x64x32xf32>,
 
 shard.grid @cp(shape = 4)
 
-func.func @auto_not_built(%q: tensor<1x8x64x32xf32>, %k: tensor<1x2x64x32xf32>,
-                          %v: tensor<1x2x64x32xf32>, %o: tensor<1x8x64x32xf32>,
-                          %lse: tensor<1x8x64xf32>, %do: tensor<1x8x64x32xf32>) {
-  // expected-error @+1 {{scheme auto is not available for the backward yet: the cost model has no backward terms (docs/Training.md §7); give allgather, ulysses, hybrid(u) or head_tail}}
+func.func @auto_unresolved(%q: tensor<1x8x64x32xf32>, %k: tensor<1x2x64x32xf32>,
+                           %v: tensor<1x2x64x32xf32>, %o: tensor<1x8x64x32xf32>,
+                           %lse: tensor<1x8x64xf32>, %do: tensor<1x8x64x32xf32>) {
+  // expected-error @+1 {{has scheme auto, which cp-choose-scheme resolves: run cp-choose-scheme before cp-apply-scheme}}
   %dq, %dk, %dv = cp.attention_grad %q, %k, %v, %o, %lse, %do
       on @cp grid_axes = [0] scheme = auto
       : tensor<1x8x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32>,

@@ -4,7 +4,6 @@
 // accumulator have one writer each; P is recomputed from lse per tile
 // pair. Shapes are not multiples of the tiles (tile-q 32, tile-kv 64).
 // RUN: cp-opt %s -cp-lower-local-attention -canonicalize -cse -split-input-file | FileCheck %s
-// RUN: not cp-opt %s -cp-lower-local-attention-to-gpu -split-input-file 2>&1 | FileCheck %s --check-prefix=GPU
 
 // Nothing of size Lq x Lkv (40 x 100 here) is ever allocated.
 // RUN: cp-opt %s -cp-lower-local-attention -split-input-file | FileCheck %s --check-prefix=NO-LQ-LKV
@@ -36,7 +35,6 @@
 // CHECK: memref.store %{{.*}}, %arg7[%c0, %[[KVH]]
 // CHECK: memref.dealloc %[[KEY]]
 // CHECK: memref.dealloc %[[DQACC]]
-// GPU: error: 'cp.buffer.local_attention_grad' op has no GPU lowering yet: the attention backward runs on CPU ranks (cp-lower-to-cpu)
 func.func @causal_gqa_mla(%q: memref<1x4x40x16xf32>, %k: memref<1x2x100x16xf32>,
                           %v: memref<1x2x100x12xf32>, %o: memref<1x4x40x12xf32>,
                           %lse: memref<1x4x40xf32>, %do: memref<1x4x40x12xf32>,

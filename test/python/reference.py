@@ -28,3 +28,35 @@ def attention(q, k, v, allowed=None, bias=None, scale=None):
 
 def causal(s):
     return np.tril(np.ones((s, s), dtype=bool))
+
+
+def attention_grad(q, k, v, grad_output, allowed=None, scale=None):
+    """The gradients (dq, dk, dv) of sum(attention(q, k, v, allowed) *
+    grad_output), written out from the softmax's derivative: with P the
+    weights, dV = P^T dO, dP = dO V^T, dS = P * (dP - rowsum(dP * P)),
+    dQ = scale dS K, dK = scale dS^T Q. GQA: the heads of a group add their
+    dk/dv into the group's one head."""
+    q, k, v, do = (np.asarray(x, dtype=np.float64) for x in (q, k, v, grad_output))
+    groups = q.shape[1] // k.shape[1]
+    ke = np.repeat(k, groups, axis=1)
+    ve = np.repeat(v, groups, axis=1)
+    scale = 1.0 / np.sqrt(q.shape[-1]) if scale is None else scale
+    scores = scale * np.einsum("bhqd,bhkd->bhqk", q, ke)
+    if allowed is not None:
+        scores = np.where(allowed, scores, -np.inf)
+    row_max = scores.max(axis=-1, keepdims=True)
+    row_max = np.where(np.isfinite(row_max), row_max, 0.0)
+    weights = np.exp(scores - row_max)
+    total = weights.sum(axis=-1, keepdims=True)
+    p = np.divide(weights, total, out=np.zeros_like(weights), where=total > 0)
+    dv = np.einsum("bhqk,bhqd->bhkd", p, do)
+    dp = np.einsum("bhqd,bhkd->bhqk", do, ve)
+    ds = p * (dp - (dp * p).sum(axis=-1, keepdims=True))
+    dq = scale * np.einsum("bhqk,bhkd->bhqd", ds, ke)
+    dk = scale * np.einsum("bhqk,bhqd->bhkd", ds, q)
+
+    def per_group(x):
+        b, h, s, d = x.shape
+        return x.reshape(b, h // groups, groups, s, d).sum(axis=2)
+
+    return dq, per_group(dk), per_group(dv)

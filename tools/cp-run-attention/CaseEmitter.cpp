@@ -2,8 +2,9 @@
 //
 // cp.attention on the CP grid (a scheme pass decides how), or, with +lse,
 // cp.local_attention itself, or, with +grad, cp.local_attention and its
-// gradient cp.local_attention_grad, with the mask and score regions of the
-// case.
+// gradient cp.local_attention_grad (with --scheme: cp.attention_grad, given
+// the forward's output; with +train: chained to cp.attention), with the
+// mask and score regions of the case.
 //
 //===----------------------------------------------------------------------===//
 
@@ -64,7 +65,9 @@ public:
 
   std::string emit() const {
     std::string body;
-    if (cs.grad && shardedGrad())
+    if (cs.train)
+      body = trainingStep();
+    else if (cs.grad && shardedGrad())
       body = shardedGradient();
     else if (cs.grad)
       body = localGradient();
@@ -81,7 +84,7 @@ public:
       results = shardedGrad() ? "(" + gradTypes() + ")"
                               : "(" + oType + ", " + gradTypes() + ")";
     std::string offsets;
-    if (cs.lse || (cs.grad && !shardedGrad()))
+    if (cs.lse || (cs.grad && c.scheme.empty()))
       offsets = "  %qo = arith.constant " + std::to_string(cs.qOffset) +
                 " : index\n  %ko = arith.constant " +
                 std::to_string(cs.kvOffset) + " : index\n";
@@ -165,18 +168,25 @@ private:
     return text;
   }
 
-  /// cp.attention on the CP group; a scheme pass decides how.
-  std::string shardedAttention() const {
+  /// cp.attention on the CP group, a scheme pass decides how; `%o` and,
+  /// `withLse`, `%lse`.
+  std::string attentionOnGrid(bool withLse) const {
     std::string scheme = c.scheme.empty() ? "" : " scheme = " + c.scheme;
     std::string mask = maskType.empty() ? "" : " explicit_mask %m";
     std::string layout = c.zigzag ? " layout = zigzag" : "";
     std::string regions = modRegions();
-    return "  %o = cp.attention %q, %k, %v" + mask + modOperands() +
-           " on @cp grid_axes = [0]" + structured + layout + scheme +
+    return std::string(withLse ? "  %o, %lse" : "  %o") + " = cp.attention " +
+           "%q, %k, %v" + mask + modOperands() + " on @cp grid_axes = [0]" +
+           structured + layout + scheme +
            (regions.empty() ? "\n" : "\n" + regions) + "      : " + qType +
            ", " + kType + ", " + vType +
            (maskType.empty() ? "" : ", " + maskType) + " -> " + oType +
-           "\n  return %o : " + oType + "\n";
+           (withLse ? ", " + lseType : std::string()) + "\n";
+  }
+
+  std::string shardedAttention() const {
+    return attentionOnGrid(/*withLse=*/false) + "  return %o : " + oType +
+           "\n";
   }
 
   /// `o`, `lse` = cp.local_attention of `q` against the `keys` keys and
@@ -207,11 +217,25 @@ private:
   }
 
   /// +grad with --scheme: cp.attention_grad on the CP grid, given the
-  /// forward's output and lse.
-  bool shardedGrad() const { return cs.grad && !c.scheme.empty(); }
+  /// forward's output and lse as operands (not with +train).
+  bool shardedGrad() const {
+    return cs.grad && !cs.train && !c.scheme.empty();
+  }
 
-  /// cp.attention_grad of this rank's shards; a scheme pass decides how.
+  /// +train: the forward on the grid with its lse, then its gradient;
+  /// returns the output and the gradients.
+  std::string trainingStep() const {
+    return attentionOnGrid(/*withLse=*/true) + gradientOnGrid() +
+           "  return %o, %dq, %dk, %dv : " + oType + ", " + gradTypes() + "\n";
+  }
+
   std::string shardedGradient() const {
+    return gradientOnGrid() + "  return %dq, %dk, %dv : " + gradTypes() + "\n";
+  }
+
+  /// cp.attention_grad of this rank's shards of %q, %k, %v, %o, %lse, %do;
+  /// a scheme pass decides how.
+  std::string gradientOnGrid() const {
     std::string mask = maskType.empty() ? "" : " explicit_mask %m";
     std::string layout = c.zigzag ? " layout = zigzag" : "";
     std::string regions = modRegions();
@@ -221,7 +245,7 @@ private:
            (regions.empty() ? "\n" : "\n" + regions) + "      : " + qType +
            ", " + kType + ", " + vType + ", " + oType + ", " + lseType + ", " +
            oType + (maskType.empty() ? "" : ", " + maskType) + " -> " +
-           gradTypes() + "\n  return %dq, %dk, %dv : " + gradTypes() + "\n";
+           gradTypes() + "\n";
   }
 
   /// " mod_operands(...)" for a document mask, else empty.

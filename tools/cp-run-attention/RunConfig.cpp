@@ -31,7 +31,9 @@ namespace {
       "        and regions: +document (mask_mod on segment ids),\n"
       "        +causal-mod (causal as a mask_mod), +softcap:C, +alibi\n"
       "        and +lse to check the log-sum-exp too (--P 1: the IR is then\n"
-      "        cp.local_attention itself)\n");
+      "        cp.local_attention itself); +grad checks the backward given\n"
+      "        the reference output, +train the forward chained into it\n"
+      "        (both check dq, dk, dv; +train needs --scheme)\n");
   std::exit(2);
 }
 
@@ -71,6 +73,8 @@ Case parseCase(const std::string &text) {
       c.lse = true;
     } else if (part == "grad") {
       c.grad = true;
+    } else if (part == "train") {
+      c.grad = c.train = true;
     } else if (part == "merge") {
       c.merge = true;
     } else if (part.rfind("at:", 0) == 0) {
@@ -176,6 +180,9 @@ Config parseArgs(int argc, char **argv) {
     if (cs.grad && c.scheme.empty() && (c.p != 1 || c.zigzag))
       usageError("+grad without --scheme checks cp.local_attention_grad on "
                  "one block: it needs --P 1 and the contiguous layout");
+    if (cs.train && c.scheme.empty())
+      usageError("+train chains cp.attention into cp.attention_grad: it "
+                 "needs --scheme");
     if (cs.grad && (cs.lse || cs.merge))
       usageError("+grad does not take +lse or +merge");
     if (cs.grad && !c.scheme.empty() && (cs.qOffset || cs.kvOffset))

@@ -51,6 +51,11 @@ struct Case {
   /// Also run the backward and check dq, dk, dv against the reference
   /// gradient for a loss gradient dO (--P 1: cp.local_attention_grad).
   bool grad = false;
+  /// With +grad and --scheme: a training step, the forward cp.attention
+  /// (returning its lse) chained into cp.attention_grad; the output is
+  /// checked as well as the gradients. Without it, cp.attention_grad is
+  /// given the reference output and lse, so only the backward is under test.
+  bool train = false;
 
   bool hasModRegions() const {
     return document || causalModRegion || softcap > 0 || alibi;

@@ -247,8 +247,8 @@ Outcome runCase(const Config &c, const Case &cs, void *library, int rank) {
   // With +grad: the loss gradient dO and the reference dq, dk, dv (this
   // rank's rows), and f32 buffers the program writes them into. With a
   // scheme (cp.attention_grad) the program is also given the reference
-  // output and lse.
-  bool sharded = cs.grad && !c.scheme.empty();
+  // output and lse, unless +train chains the forward into it.
+  bool sharded = cs.grad && !cs.train && !c.scheme.empty();
   HostTensor gradOut, outIn;
   std::vector<double> expectedDq, expectedDk, expectedDv;
   HostTensor dqOut, dkOut, dvOut;
@@ -305,6 +305,19 @@ Outcome runCase(const Config &c, const Case &cs, void *library, int rank) {
       lse[i] = static_cast<float>(expectedLse[i]);
   Descriptor<3> dlse{
       lse.data(), lse.data(), 0, {c.batch, c.heads, l}, {c.heads * l, l, 1}};
+  // The backward's buffers: dO, the gradients and, given to
+  // cp.attention_grad, the forward's output.
+  Descriptor<4> dgrad{};
+  Descriptor<4> ddq{}, ddk{}, ddv{};
+  if (cs.grad) {
+    ddq = describe<4>(dqOut);
+    ddk = describe<4>(dkOut);
+    ddv = describe<4>(dvOut);
+    dgrad = describe<4>(gradOut);
+  }
+  Descriptor<4> doutIn{};
+  if (sharded)
+    doutIn = describe<4>(outIn);
   std::optional<DeviceMirror> device;
   if (c.gpu) {
     device.emplace();
@@ -320,8 +333,16 @@ Outcome runCase(const Config &c, const Case &cs, void *library, int rank) {
     }
     if (cs.document)
       device->mirror(dseg, segments.size() * sizeof(int32_t));
-    if (cs.lse)
+    if (cs.lse || sharded)
       device->mirror(dlse, lse.size() * sizeof(float));
+    if (cs.grad) {
+      device->mirror(dgrad, gradOut.bytes.size());
+      device->mirror(ddq, dqOut.bytes.size());
+      device->mirror(ddk, dkOut.bytes.size());
+      device->mirror(ddv, dvOut.bytes.size());
+    }
+    if (sharded)
+      device->mirror(doutIn, outIn.bytes.size());
     device->synchronize();
   }
   // Operands in order, then the results (out-parameters).
@@ -330,17 +351,7 @@ Outcome runCase(const Config &c, const Case &cs, void *library, int rank) {
     args.push_back(dmask);
   if (cs.document)
     args.push_back(&dseg);
-  Descriptor<4> dgrad{};
-  Descriptor<4> ddq{}, ddk{}, ddv{};
-  if (cs.grad) {
-    ddq = describe<4>(dqOut);
-    ddk = describe<4>(dkOut);
-    ddv = describe<4>(dvOut);
-    dgrad = describe<4>(gradOut);
-  }
-  Descriptor<4> doutIn{};
   if (sharded) {
-    doutIn = describe<4>(outIn);
     args.push_back(&doutIn);
     args.push_back(&dlse);
   }

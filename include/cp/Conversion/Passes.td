@@ -167,6 +167,15 @@ def LowerLocalAttentionToGPUPass : Pass<"cp-lower-local-attention-to-gpu"> {
     D and Dv must be static (they size workgroup memory). `tile-kv = 0`
     picks the largest tile up to 64 that fits `shared-memory-bytes`.
 
+    `cp.buffer.local_attention_grad` becomes two SIMT launches of
+    `grad-threads` threads per block that recompute P from the forward's
+    lse (docs/GPU.md, "The backward kernels"): one thread per key row
+    accumulates that row's dK and dV over the group's query heads and the
+    queries the structured mask lets see it (one writer per row, no
+    atomics); one thread per query row accumulates its dQ over the keys it
+    may see. Explicit masks, biases, mask_mod and score_mod (with its
+    derivative) are evaluated per pair, as in the forward.
+
     ```mlir
     cp.buffer.local_attention %q, %k, %v offsets(%qo, %c0) into %o mask = causal
         : memref<1x8x64x32xf16>, ... into memref<1x8x64x32xf16>
@@ -187,7 +196,10 @@ def LowerLocalAttentionToGPUPass : Pass<"cp-lower-local-attention-to-gpu"> {
            "Threads that share one query row (a power of two <= 32)">,
     Option<"sharedMemoryBytes", "shared-memory-bytes", "int64_t",
            /*default=*/"49152",
-           "Workgroup memory budget per block (static shared memory)">
+           "Workgroup memory budget per block (static shared memory)">,
+    Option<"gradThreads", "grad-threads", "int64_t", /*default=*/"128",
+           "Threads per block of the backward's kernels (a multiple of 32, "
+           "at most 1024)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -5,10 +5,12 @@
 // R threads per query row, K/V tiles staged in workgroup memory, online
 // softmax in registers and row reductions by warp shuffles. The design is
 // docs/Lowering.md §6; tile ranges and masks come from StructuredMask.h,
-// as in the CPU lowering.
+// as in the CPU lowering. cp.buffer.local_attention_grad is lowered by
+// LowerLocalAttentionGradToGPU.cpp.
 //
 //===----------------------------------------------------------------------===//
 
+#include "LowerLocalAttentionGradToGPU.h"
 #include "cp/Conversion/AttentionCommon/AttentionBuilder.h"
 #include "cp/Conversion/AttentionCommon/LowerBufferAttentions.h"
 #include "cp/Conversion/AttentionCommon/ModFunctions.h"
@@ -446,10 +448,15 @@ struct LowerLocalAttentionToGPUPass
       GpuAttentionLowering(op, *tiles).build();
       return success();
     };
-    auto lowerGrad = [](BufferLocalAttentionGradOp op) -> LogicalResult {
-      return op.emitOpError(
-          "has no GPU lowering yet: the attention backward runs on CPU ranks "
-          "(cp-lower-to-cpu)");
+    if (gradThreads <= 0 || gradThreads > 1024 || gradThreads % 32 != 0) {
+      getOperation()->emitError("cp-lower-local-attention-to-gpu: "
+                                "grad-threads must be a multiple of 32 "
+                                "between 32 and 1024, got ")
+          << static_cast<int64_t>(gradThreads);
+      return signalPassFailure();
+    }
+    auto lowerGrad = [&](BufferLocalAttentionGradOp op) -> LogicalResult {
+      return lowerLocalAttentionGradToGPU(op, gradThreads);
     };
     if (failed(lowerBufferAttentions(getOperation(), lowerOne, lowerGrad)))
       signalPassFailure();

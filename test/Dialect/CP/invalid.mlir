@@ -653,3 +653,26 @@ func.func @f(%q: memref<1x8x64x32xf32>, %k: memref<1x2x256x32xf32>, %v: memref<1
       : memref<1x8x64x32xf32>, memref<1x2x256x32xf32>, memref<1x2x256x32xf32> into memref<1x8x64x32xf32>
   return
 }
+
+// -----
+
+shard.grid @cp(shape = 4)
+
+// cp.attention's lse covers this rank's rows of every head, in f32.
+func.func @f(%q: tensor<1x8x16x32xf32>, %k: tensor<1x2x16x32xf32>, %v: tensor<1x2x16x32xf32>) {
+  // expected-error @+1 {{expects the lse result to have shape [B, H, L] = [1, 8, 16], got 'tensor<1x2x16xf32>'}}
+  %o, %lse = cp.attention %q, %k, %v on @cp grid_axes = [0] mask = causal
+      : tensor<1x8x16x32xf32>, tensor<1x2x16x32xf32>, tensor<1x2x16x32xf32> -> tensor<1x8x16x32xf32>, tensor<1x2x16xf32>
+  return
+}
+
+// -----
+
+shard.grid @cp(shape = 4)
+
+func.func @f(%q: tensor<1x8x16x32xbf16>, %k: tensor<1x2x16x32xbf16>, %v: tensor<1x2x16x32xbf16>) {
+  // expected-error @+1 {{result #1 must be ranked tensor of 32-bit float values}}
+  %o, %lse = cp.attention %q, %k, %v on @cp grid_axes = [0]
+      : tensor<1x8x16x32xbf16>, tensor<1x2x16x32xbf16>, tensor<1x2x16x32xbf16> -> tensor<1x8x16x32xbf16>, tensor<1x8x16xbf16>
+  return
+}

@@ -24,6 +24,9 @@ func.func @attention_forms(%q: tensor<2x8x64x32xf32>, %k: tensor<2x4x64x32xf32>,
   // CHECK: cp.attention {{.*}} explicit_mask %{{.*}} on @cp grid_axes = [0] mask = causal scheme = allgather : {{.*}}, tensor<64x256xf32> ->
   %4 = cp.attention %q, %k, %v explicit_mask %bias on @cp grid_axes = [0] mask = causal scheme = allgather
       : tensor<2x8x64x32xf32>, tensor<2x4x64x32xf32>, tensor<2x4x64x16xf32>, tensor<64x256xf32> -> tensor<2x8x64x16xf32>
+  // CHECK: cp.attention {{.*}} mask = causal scheme = ring : {{.*}} -> tensor<2x8x64x16xf32>, tensor<2x8x64xf32>
+  %lse_o, %lse = cp.attention %q, %k, %v on @cp grid_axes = [0] mask = causal scheme = ring
+      : tensor<2x8x64x32xf32>, tensor<2x4x64x32xf32>, tensor<2x4x64x16xf32> -> tensor<2x8x64x16xf32>, tensor<2x8x64xf32>
   // CHECK: scheme = ring
   %5 = cp.attention %q, %k, %v on @cp grid_axes = [0] scheme = ring
       : tensor<2x8x64x32xf32>, tensor<2x4x64x32xf32>, tensor<2x4x64x16xf32> -> tensor<2x8x64x16xf32>

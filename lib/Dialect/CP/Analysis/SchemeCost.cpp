@@ -8,7 +8,10 @@
 //            n steps moving X bytes takes n * latency + X / bandwidth, ring
 //            and zigzag hide each shift behind the previous step's
 //            attention, and merges cost memory traffic.
-// See docs/Schemes.md for the formulas written out.
+// A backward (cp.attention_grad) costs 2.5x the forward's FLOPs, sends
+// SchemeTraffic's backward bytes and overlaps the ring's K/V and dK/dV
+// shifts with its steps; a training step costs both passes.
+// See docs/Schemes.md and docs/Training.md for the formulas written out.
 //
 //===----------------------------------------------------------------------===//
 
@@ -241,6 +244,45 @@ double peakMemory(SchemeAttr scheme, const AttentionProblem &pr) {
   return bytes;
 }
 
+/// Peak bytes of a backward's buffers per rank: the forward's operands and
+/// output, dO and the lse, the local gradients, and what the scheme holds
+/// besides (gathered K/V with full-length dK/dV partial sums, head-sharded
+/// copies, or the travelling dK/dV accumulators).
+double backwardPeakMemory(SchemeAttr scheme, const AttentionProblem &pr) {
+  const AttentionShape &s = pr.shape;
+  double b = pr.elementBytes, a = pr.gradElementBytes, len = s.globalLen();
+  double rows = double(s.batch) * s.localLen;
+  double gradOut = rows * s.heads * s.valueDim * b + rows * s.heads * 4;
+  double grads = rows * (s.heads * s.headDim * a +
+                         s.kvHeads * (s.headDim + s.valueDim) * a);
+  double local = qkvoElements(s) * b + gradOut + grads;
+  double bytes = local;
+  if (schemeLayout(scheme.getKind()) != pr.layout)
+    bytes += local; // the relayouted copies
+  double gatheredKV = kvElements(s, len, s.kvHeads) * (b + a);
+  switch (scheme.getKind()) {
+  case SchemeKind::allgather:
+    return bytes + gatheredKV;
+  case SchemeKind::head_tail:
+    return bytes + gatheredKV +
+           rows / 2 * s.heads * (s.headDim * (b + a) + 2 * s.valueDim * b + 4);
+  case SchemeKind::ulysses:
+    return bytes + local;
+  case SchemeKind::hybrid: {
+    double u = scheme.getUlyssesDegree();
+    return bytes + local + kvElements(s, len, s.kvHeads / u) * (b + a);
+  }
+  case SchemeKind::ring:
+  case SchemeKind::zigzag:
+    // The next K/V block, and the dK/dV accumulators of the block being
+    // worked on and of the one in flight.
+    return bytes + kvElements(s, s.localLen, s.kvHeads) * (b + 2 * a);
+  case SchemeKind::automatic:
+    break;
+  }
+  return bytes;
+}
+
 //===----------------------------------------------------------------------===//
 // Time
 //===----------------------------------------------------------------------===//
@@ -318,6 +360,55 @@ public:
     return {0, attention};
   }
 
+  /// The backward's exposed communication and computation: `busiestFlops`
+  /// of gradient work, `bytes` sent by the scheme itself (no relayouts).
+  std::pair<double, double> estimateBackward(SchemeAttr scheme,
+                                             double busiestFlops,
+                                             int64_t bytes) const {
+    int64_t p = s.groupSize;
+    double b = pr.elementBytes, a = pr.gradElementBytes;
+    double attention = busiestFlops / m.attentionFlops;
+    double kv = kvElements(s, s.localLen, s.kvHeads);
+    switch (scheme.getKind()) {
+    case SchemeKind::allgather:
+      // Gather K and V, reduce-scatter dK and dV.
+      return {collective(bytes, 4 * (p - 1), p), attention + m.launchOverhead};
+    case SchemeKind::ulysses:
+      // Six all-to-alls in (q, k, v, o, dO, lse), three back.
+      return {collective(bytes, 9 * (p - 1), p), attention + m.launchOverhead};
+    case SchemeKind::hybrid: {
+      int64_t u = scheme.getUlyssesDegree(), outer = p / u;
+      double across = kv * (b + a) * (outer - 1);
+      return {collective(bytes - across, 9 * (u - 1), u) +
+                  collective(across, 4 * (outer - 1), outer,
+                             /*strided=*/true),
+              attention + m.launchOverhead};
+    }
+    case SchemeKind::head_tail:
+      return {collective(bytes, 4 * (p - 1) + 5, p),
+              attention + 2 * m.launchOverhead};
+    case SchemeKind::ring:
+    case SchemeKind::zigzag: {
+      // Each step's K/V shift and the previous block's dK/dV shift overlap
+      // the step's gradients; the last dK/dV hop home is exposed.
+      bool zigzag = scheme.getKind() == SchemeKind::zigzag;
+      RingSchedule ring{p, s.localLen, zigzag};
+      double shifts = ring.shiftsNeeded(pr.mask);
+      if (shifts == 0)
+        return {0, attention + m.launchOverhead};
+      double shift = collective(kv * (b + a), 2, p);
+      double perStep = attention / (shifts + 1);
+      double exposed = shifts * (shift - m.overlap * std::min(shift, perStep)) +
+                       collective(kv * a, 1, p);
+      double launches = zigzag ? 3.0 + 2.0 * shifts : shifts + 1;
+      return {exposed, attention + launches * m.launchOverhead};
+    }
+    case SchemeKind::automatic:
+      break;
+    }
+    return {0, attention};
+  }
+
 private:
   const AttentionProblem &pr;
   const AttentionShape &s;
@@ -378,16 +469,58 @@ mlir::cp::estimateSchemes(const AttentionProblem &problem,
     double total = 0;
     for (double x : pairs)
       total += x;
-    e.flops = perPair * busiest;
-    e.meanFlops = perPair * total / pairs.size();
-    e.bytes = bytesSentPerRank(scheme, s, problem.elementBytes, problem.layout,
-                               problem.mask);
-    e.memory = static_cast<int64_t>(peakMemory(scheme, problem));
-    int64_t schemeBytes =
-        bytesSentPerRank(scheme, s, problem.elementBytes, problem.mask);
-    auto [comm, compute] = time.estimate(scheme, e.flops, schemeBytes);
-    e.commSeconds = comm + time.relayout(scheme, schemeBytes);
-    e.computeSeconds = compute;
+    double forwardFlops = perPair * busiest;
+    double meanForwardFlops = perPair * total / pairs.size();
+    double memory = 0;
+    if (problem.costsForward()) {
+      bool withLse = problem.costsBackward();
+      e.flops = forwardFlops;
+      e.meanFlops = meanForwardFlops;
+      e.bytes = bytesSentPerRank(scheme, s, problem.elementBytes,
+                                 problem.layout, problem.mask, withLse);
+      memory = peakMemory(scheme, problem);
+      int64_t schemeBytes = bytesSentPerRank(scheme, s, problem.elementBytes,
+                                             problem.mask, withLse);
+      auto [comm, compute] = time.estimate(scheme, e.flops, schemeBytes);
+      e.commSeconds = comm + time.relayout(scheme, schemeBytes);
+      e.computeSeconds = compute;
+    }
+    if (problem.costsBackward()) {
+      GradElementBytes sizes{problem.elementBytes, problem.elementBytes,
+                             problem.gradElementBytes,
+                             problem.gradElementBytes};
+      double flops = kBackwardFlopsPerForwardFlop * forwardFlops;
+      e.flops += flops;
+      e.meanFlops += kBackwardFlopsPerForwardFlop * meanForwardFlops;
+      e.backwardBytes = backwardBytesSentPerRank(scheme, s, sizes,
+                                                 problem.layout,
+                                                 /*kvReused=*/false,
+                                                 problem.mask);
+      memory = std::max(memory, backwardPeakMemory(scheme, problem));
+      int64_t schemeBytes = backwardBytesSentPerRank(
+          scheme, s, sizes, schemeLayout(scheme.getKind()),
+          /*kvReused=*/false, problem.mask);
+      if (problem.fusedStep && problem.costsForward()) {
+        // What the backward need not send again.
+        int64_t shared = e.bytes + e.backwardBytes -
+                         trainingBytesSentPerRank(scheme, s, sizes,
+                                                  problem.layout, problem.mask);
+        e.backwardBytes -= shared;
+        schemeBytes = std::max<int64_t>(0, schemeBytes - shared);
+      }
+      e.bytes += e.backwardBytes;
+      auto [comm, compute] = time.estimateBackward(scheme, flops, schemeBytes);
+      double relayout =
+          schemeLayout(scheme.getKind()) == problem.layout
+              ? 0
+              : time.collective(
+                    std::max<int64_t>(0, e.backwardBytes - schemeBytes), 4,
+                    s.groupSize);
+      e.backwardSeconds = comm + relayout + compute;
+      e.commSeconds += comm + relayout;
+      e.computeSeconds += compute;
+    }
+    e.memory = static_cast<int64_t>(memory);
     e.seconds = e.commSeconds + e.computeSeconds;
     if (e.memory > machine.memory)
       e.rejection = "needs " + formatBytes(e.memory) +
@@ -421,7 +554,8 @@ mlir::cp::pickFastest(ArrayRef<SchemeEstimate> estimates) {
 DictionaryAttr mlir::cp::describeChoice(MLIRContext *ctx,
                                         ArrayRef<SchemeEstimate> estimates,
                                         const SchemeEstimate &chosen,
-                                        const MachineModel &machine) {
+                                        const MachineModel &machine,
+                                        CostedPasses passes) {
   Builder b(ctx);
   auto nanos = [&](double seconds) {
     return b.getI64IntegerAttr(
@@ -431,19 +565,31 @@ DictionaryAttr mlir::cp::describeChoice(MLIRContext *ctx,
   SmallVector<NamedAttribute> entries{
       b.getNamedAttr("chosen", b.getStringAttr(name(chosen.scheme))),
       b.getNamedAttr("machine", b.getStringAttr(machine.name))};
+  if (passes != CostedPasses::forward)
+    entries.push_back(b.getNamedAttr(
+        "passes", b.getStringAttr(passes == CostedPasses::backward
+                                      ? "backward"
+                                      : "forward+backward")));
   for (const SchemeEstimate &e : estimates) {
     Attribute value;
     if (e.rejection) {
       value = b.getStringAttr("rejected: " + *e.rejection);
     } else {
-      value = b.getDictionaryAttr(
-          {b.getNamedAttr("time_ns", nanos(e.seconds)),
-           b.getNamedAttr("comm_ns", nanos(e.commSeconds)),
-           b.getNamedAttr("compute_ns", nanos(e.computeSeconds)),
-           b.getNamedAttr("bytes", b.getI64IntegerAttr(e.bytes)),
-           b.getNamedAttr("flops",
-                          b.getI64IntegerAttr(static_cast<int64_t>(e.flops))),
-           b.getNamedAttr("memory", b.getI64IntegerAttr(e.memory))});
+      SmallVector<NamedAttribute> figures{
+          b.getNamedAttr("time_ns", nanos(e.seconds)),
+          b.getNamedAttr("comm_ns", nanos(e.commSeconds)),
+          b.getNamedAttr("compute_ns", nanos(e.computeSeconds)),
+          b.getNamedAttr("bytes", b.getI64IntegerAttr(e.bytes)),
+          b.getNamedAttr("flops",
+                         b.getI64IntegerAttr(static_cast<int64_t>(e.flops))),
+          b.getNamedAttr("memory", b.getI64IntegerAttr(e.memory))};
+      if (passes != CostedPasses::forward) {
+        figures.push_back(
+            b.getNamedAttr("backward_ns", nanos(e.backwardSeconds)));
+        figures.push_back(b.getNamedAttr(
+            "backward_bytes", b.getI64IntegerAttr(e.backwardBytes)));
+      }
+      value = b.getDictionaryAttr(figures);
     }
     entries.push_back(b.getNamedAttr(name(e.scheme), value));
   }

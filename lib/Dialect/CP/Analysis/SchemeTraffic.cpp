@@ -37,9 +37,12 @@ static int64_t ringShifts(SchemeAttr scheme, const AttentionShape &s,
 }
 
 int64_t mlir::cp::bytesSentPerRank(SchemeAttr scheme, const AttentionShape &s,
-                                   int64_t elementBytes, MaskAttr mask) {
+                                   int64_t elementBytes, MaskAttr mask,
+                                   bool withLse) {
   int64_t p = s.groupSize;
   int64_t allGatherKV = kvShardElements(s) * (p - 1);
+  // The f32 lse of this rank's rows, where the output travels.
+  int64_t lseBytes = withLse ? s.batch * s.localLen * s.heads * 4 : 0;
   switch (scheme.getKind()) {
   case SchemeKind::allgather:
     return allGatherKV * elementBytes;
@@ -47,19 +50,22 @@ int64_t mlir::cp::bytesSentPerRank(SchemeAttr scheme, const AttentionShape &s,
   case SchemeKind::zigzag:
     return kvShardElements(s) * ringShifts(scheme, s, mask) * elementBytes;
   case SchemeKind::ulysses:
-    return qkvoShardElements(s) * (p - 1) / p * elementBytes;
+    return qkvoShardElements(s) * (p - 1) / p * elementBytes +
+           lseBytes / p * (p - 1);
   case SchemeKind::hybrid: {
     int64_t u = scheme.getUlyssesDegree(), outer = p / u;
     return (qkvoShardElements(s) * (u - 1) / u +
             kvShardElements(s) * (outer - 1)) *
-           elementBytes;
+               elementBytes +
+           lseBytes / u * (u - 1);
   }
   case SchemeKind::head_tail: {
     int64_t half = s.localLen / 2;
     int64_t qTail = s.batch * half * s.heads * s.headDim;
     int64_t oBack = s.batch * half * s.heads * s.valueDim;
-    int64_t exchanged = p > 1 ? qTail + oBack : 0;
-    return (exchanged + allGatherKV) * elementBytes;
+    int64_t exchanged = p > 1 ? (qTail + oBack) * elementBytes + lseBytes / 2
+                              : 0;
+    return exchanged + allGatherKV * elementBytes;
   }
   case SchemeKind::automatic:
     break;
@@ -117,13 +123,15 @@ static int64_t relayoutBytes(const AttentionShape &s, SequenceLayout layout,
 
 int64_t mlir::cp::bytesSentPerRank(SchemeAttr scheme, const AttentionShape &s,
                                    int64_t elementBytes, SequenceLayout layout,
-                                   MaskAttr mask) {
-  // Q, K, V move in halves of L/2 rows into the scheme's layout, O back.
+                                   MaskAttr mask, bool withLse) {
+  // Q, K, V move in halves of L/2 rows into the scheme's layout, O (and
+  // the lse) back.
   int64_t inRow = s.heads * s.headDim + s.kvHeads * (s.headDim + s.valueDim);
   int64_t outRow = s.heads * s.valueDim;
-  return bytesSentPerRank(scheme, s, elementBytes, mask) +
+  return bytesSentPerRank(scheme, s, elementBytes, mask, withLse) +
          relayoutBytes(s, layout, schemeLayout(scheme.getKind()),
-                       inRow * elementBytes, outRow * elementBytes);
+                       inRow * elementBytes,
+                       outRow * elementBytes + (withLse ? s.heads * 4 : 0));
 }
 
 int64_t mlir::cp::backwardBytesSentPerRank(SchemeAttr scheme,
@@ -195,4 +203,48 @@ int64_t mlir::cp::backwardBytesSentPerRank(SchemeAttr scheme,
                    s.kvHeads * (s.headDim + s.valueDim) * a;
   return base + relayoutBytes(s, layout, schemeLayout(scheme.getKind()), inRow,
                               outRow);
+}
+
+int64_t mlir::cp::trainingBytesSentPerRank(SchemeAttr scheme,
+                                           const AttentionShape &s,
+                                           const GradElementBytes &bytes,
+                                           SequenceLayout layout,
+                                           MaskAttr mask) {
+  int64_t b = bytes.operand, p = s.groupSize;
+  int64_t rows = s.batch * s.localLen;
+  int64_t q = rows * s.heads * s.headDim;
+  int64_t kv = kvShardElements(s);
+  int64_t forward =
+      bytesSentPerRank(scheme, s, b, layout, mask, /*withLse=*/true);
+  int64_t backward =
+      backwardBytesSentPerRank(scheme, s, bytes, layout, /*kvReused=*/false,
+                               mask);
+  // The collectives both passes run on the same values, sent once.
+  int64_t shared = 0;
+  switch (scheme.getKind()) {
+  case SchemeKind::allgather:
+    shared = kv * (p - 1) * b;
+    break;
+  case SchemeKind::ulysses:
+    shared = (q + kv) * b / p * (p - 1);
+    break;
+  case SchemeKind::hybrid: {
+    int64_t u = scheme.getUlyssesDegree();
+    shared = (q + kv) * b / u * (u - 1) + kv * (p / u - 1) * b;
+    break;
+  }
+  case SchemeKind::head_tail:
+    shared = kv * (p - 1) * b + (p > 1 ? q / 2 * b : 0);
+    break;
+  case SchemeKind::ring:
+  case SchemeKind::zigzag:
+    shared = ringShifts(scheme, s, mask) > 0 ? kv * b : 0;
+    shared += relayoutBytes(
+        s, layout, schemeLayout(scheme.getKind()),
+        (s.heads * s.headDim + s.kvHeads * (s.headDim + s.valueDim)) * b, 0);
+    break;
+  case SchemeKind::automatic:
+    llvm_unreachable("auto is resolved before its bytes are counted");
+  }
+  return forward + backward - shared;
 }

@@ -65,6 +65,21 @@ KeyRange mlir::cp::buildVisibleKeyRange(OpBuilder &b, Location loc,
   llvm_unreachable("unknown mask kind");
 }
 
+KeyRange mlir::cp::buildVisibleQueryRange(OpBuilder &b, Location loc,
+                                          MaskAttr mask, Value kFirst,
+                                          Value kLast) {
+  // Query q sees key k when k <= q (causal) and also q - W < k (window).
+  switch (mask.getKind()) {
+  case MaskKind::none:
+    return {};
+  case MaskKind::causal:
+    return {kFirst, Value()};
+  case MaskKind::sliding_window:
+    return {kFirst, addConstant(b, loc, kLast, mask.getWindow() - 1)};
+  }
+  llvm_unreachable("unknown mask kind");
+}
+
 KeyRange mlir::cp::buildFullyVisibleKeyRange(OpBuilder &b, Location loc,
                                              MaskAttr mask, Value qFirst,
                                              Value qLast) {

@@ -153,6 +153,23 @@ static int64_t maskKeyExtent(ShapedType mask) {
   return mask.getDimSize(mask.getRank() - 1);
 }
 
+/// The lse result of an attention over query `q`: [B, H, <rows>] (`rows`
+/// names the query length in the message: Lq or L).
+static LogicalResult verifyLseShape(Operation *op, ShapedType q,
+                                    ShapedType lseType, StringRef rows) {
+  ArrayRef<int64_t> expected = q.getShape().drop_back();
+  bool matches = lseType.getRank() == 3 &&
+                 llvm::all_of(llvm::seq<int64_t>(0, 3), [&](int64_t i) {
+                   return !knownDifferent(lseType.getDimSize(i), expected[i]);
+                 });
+  if (matches)
+    return success();
+  return op->emitOpError("expects the lse result to have shape [B, H, ")
+         << rows << "] = [" << sizeStr(expected[0]) << ", "
+         << sizeStr(expected[1]) << ", " << sizeStr(expected[2]) << "], got "
+         << lseType;
+}
+
 //===----------------------------------------------------------------------===//
 // AttentionOp
 //===----------------------------------------------------------------------===//
@@ -213,10 +230,14 @@ LogicalResult mlir::cp::detail::verifyShardedAttentionSymbols(
 }
 
 LogicalResult AttentionOp::verify() {
-  return detail::verifyShardedAttention(
-      *this, getQuery().getType(), getKey().getType(), getValue().getType(),
-      getType(), getLayout(), getMaskMod(), getScoreMod(), getModOperands(),
-      getExplicitMask());
+  if (failed(detail::verifyShardedAttention(
+          *this, getQuery().getType(), getKey().getType(), getValue().getType(),
+          getResult().getType(), getLayout(), getMaskMod(), getScoreMod(),
+          getModOperands(), getExplicitMask())))
+    return failure();
+  return getLse() ? verifyLseShape(*this, getQuery().getType(),
+                                   getLse().getType(), "L")
+                  : success();
 }
 
 LogicalResult
@@ -250,19 +271,8 @@ LogicalResult mlir::cp::detail::verifyLocalAttention(Operation *op, ShapedType q
              << sizeStr(maskQueryExtent(mask)) << ", "
              << sizeStr(maskKeyExtent(mask)) << "]";
   }
-  if (lseValue) {
-    ArrayRef<int64_t> expected = q.getShape().drop_back();
-    auto lseType = cast<ShapedType>(lseValue.getType());
-    bool matches = lseType.getRank() == 3 &&
-                   llvm::all_of(llvm::seq<int64_t>(0, 3), [&](int64_t i) {
-                     return !knownDifferent(lseType.getDimSize(i), expected[i]);
-                   });
-    if (!matches)
-      return op->emitOpError(
-                 "expects the lse result to have shape [B, H, Lq] = [")
-             << sizeStr(expected[0]) << ", " << sizeStr(expected[1]) << ", "
-             << sizeStr(expected[2]) << "], got " << lseType;
-  }
+  if (lseValue)
+    return verifyLseShape(op, q, cast<ShapedType>(lseValue.getType()), "Lq");
   return success();
 }
 

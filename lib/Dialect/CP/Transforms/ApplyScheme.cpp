@@ -148,12 +148,6 @@ static Group cpGroup(Operation *op, FlatSymbolRefAttr gridAttr,
 }
 
 FailureOr<SchemeAttr> ApplySchemePass::rewrite(AttentionGradOp op) {
-  SchemeAttr requested = op.getSchemeAttr() ? op.getSchemeAttr() : defaultScheme;
-  if (requested && requested.getKind() == SchemeKind::automatic)
-    return op.emitOpError("scheme auto is not available for the backward "
-                          "yet: the cost model has no backward terms "
-                          "(docs/Training.md §7); give allgather, ulysses, "
-                          "hybrid(u) or head_tail");
   auto resolved = schemeOf(op);
   if (failed(resolved))
     return failure();
@@ -217,14 +211,15 @@ FailureOr<SchemeAttr> ApplySchemePass::rewrite(AttentionOp op) {
   builder.unrollRing = unrollRing;
   SchemeKind kind = scheme.getKind();
   int64_t elementBytes = op.getQuery().getType().getElementTypeBitWidth() / 8;
-  builder.bytesPerRank = bytesSentPerRank(scheme, shape, elementBytes,
-                                          op.getLayout(), op.getMask());
+  builder.bytesPerRank =
+      bytesSentPerRank(scheme, shape, elementBytes, op.getLayout(),
+                       op.getMask(), /*withLse=*/builder.wantsLse());
 
   Group cp{op.getGridAttr(), SmallVector<int16_t>(op.getGridAxes()), groupSize,
            Value()};
 
   SequenceLayout layout = schemeLayout(kind);
-  Value out;
+  SchemeBuilder::Result out;
   if (kind == SchemeKind::hybrid) {
     Group inner;
     FailureOr<Group> outer =

@@ -1,14 +1,17 @@
 //===- ChooseScheme.cpp - resolve scheme = auto with the cost model -------===//
 //
-// Implements cp-choose-scheme: every cp.attention whose scheme is `auto`
-// gets the fastest applicable scheme under SchemeCost's model of the
-// machine, and a `cp.cost` attribute that records why.
+// Implements cp-choose-scheme: every cp.attention and cp.attention_grad
+// whose scheme is `auto` gets the fastest applicable scheme under
+// SchemeCost's model of the machine (a forward and its backward together,
+// by the cost of both), and a `cp.cost` attribute that records why.
 //
 //===----------------------------------------------------------------------===//
 
 #include "cp/Dialect/CP/Analysis/SchemeCost.h"
 #include "cp/Dialect/CP/IR/CPOps.h"
 #include "cp/Dialect/CP/Transforms/Passes.h"
+
+#include <type_traits>
 
 namespace mlir {
 namespace cp {
@@ -20,11 +23,16 @@ namespace cp {
 using namespace mlir;
 using namespace mlir::cp;
 
-/// The fastest scheme for `op` on `machine`: the op's scheme becomes that
-/// scheme and its `cp.cost` attribute lists every scheme's estimate or
-/// rejection. When no scheme can be used, fails with one diagnostic on the
-/// op that says why each was rejected.
-static LogicalResult chooseScheme(AttentionOp op, const MachineModel &machine) {
+/// The fastest scheme for `op` (a cp.attention or cp.attention_grad) on
+/// `machine` over `passes`: the scheme of `op` and of `partner` (the other
+/// half of a training step, or null) becomes that scheme, and their
+/// `cp.cost` attribute lists every scheme's estimate or rejection. When no
+/// scheme can be used, fails with one diagnostic on the op that says why
+/// each was rejected.
+template <typename OpTy>
+static LogicalResult chooseScheme(OpTy op, Operation *partner,
+                                  CostedPasses passes,
+                                  const MachineModel &machine) {
   int64_t groupSize = op.getGroupSize();
   RankedTensorType q = op.getQuery().getType();
   if (ShapedType::isDynamic(groupSize) || !q.hasStaticShape() ||
@@ -35,7 +43,12 @@ static LogicalResult chooseScheme(AttentionOp op, const MachineModel &machine) {
   AttentionProblem problem{
       AttentionShape::fromTypes(q, op.getKey().getType(),
                                 op.getValue().getType(), groupSize),
-      op.getMask(), op.getLayout(), q.getElementTypeBitWidth() / 8};
+      op.getMask(), op.getLayout(), q.getElementTypeBitWidth() / 8, passes};
+  // A backward paired with its forward: one function, one training step.
+  problem.fusedStep = partner != nullptr;
+  if constexpr (std::is_same_v<OpTy, AttentionGradOp>)
+    problem.gradElementBytes =
+        op.getGradKey().getType().getElementTypeBitWidth() / 8;
   SmallVector<SchemeEstimate> estimates = estimateSchemes(problem, machine);
   const SchemeEstimate *best = pickFastest(estimates);
   if (!best) {
@@ -50,10 +63,27 @@ static LogicalResult chooseScheme(AttentionOp op, const MachineModel &machine) {
         [&] { diag << "; "; });
     return diag;
   }
-  op.setSchemeAttr(best->scheme);
-  op->setAttr("cp.cost",
-              describeChoice(op.getContext(), estimates, *best, machine));
+  DictionaryAttr cost =
+      describeChoice(op.getContext(), estimates, *best, machine, passes);
+  for (Operation *target : {op.getOperation(), partner}) {
+    if (auto forward = dyn_cast_or_null<AttentionOp>(target))
+      forward.setSchemeAttr(best->scheme);
+    else if (auto backward = dyn_cast_or_null<AttentionGradOp>(target))
+      backward.setSchemeAttr(best->scheme);
+    else
+      continue;
+    target->setAttr("cp.cost", cost);
+  }
   return success();
+}
+
+/// The cp.attention whose output and lse `grad` differentiates, when both
+/// come from one.
+static AttentionOp forwardOf(AttentionGradOp grad) {
+  auto forward = grad.getOutput().getDefiningOp<AttentionOp>();
+  if (!forward || forward.getLse() != grad.getLse())
+    return nullptr;
+  return forward;
 }
 
 namespace {
@@ -95,25 +125,45 @@ struct ChooseSchemePass
       m.ranksPerNode = ranksPerNode;
   }
 
+  bool isAuto(SchemeAttr own) {
+    SchemeAttr scheme = own ? own : defaultScheme;
+    return scheme && scheme.getKind() == SchemeKind::automatic;
+  }
+
+  template <typename OpTy>
+  void choose(OpTy op, Operation *partner, CostedPasses passes) {
+    FailureOr<MachineModel> machine = machineFor(op, base);
+    if (failed(machine)) {
+      failedAny = true;
+      return;
+    }
+    applyOptions(*machine);
+    if (failed(chooseScheme(op, partner, passes, *machine)))
+      failedAny = true;
+  }
+
   void runOnOperation() override {
-    bool failedAny = false;
+    failedAny = false;
+    // Backwards first: one whose forward is auto too decides both.
+    getOperation()->walk([&](AttentionGradOp grad) {
+      if (!isAuto(grad.getSchemeAttr()))
+        return;
+      AttentionOp forward = forwardOf(grad);
+      if (forward && isAuto(forward.getSchemeAttr()))
+        choose(grad, forward, CostedPasses::training);
+      else
+        choose(grad, nullptr, CostedPasses::backward);
+    });
     getOperation()->walk([&](AttentionOp op) {
-      SchemeAttr scheme =
-          op.getSchemeAttr() ? op.getSchemeAttr() : defaultScheme;
-      if (!scheme || scheme.getKind() != SchemeKind::automatic)
-        return;
-      FailureOr<MachineModel> machine = machineFor(op, base);
-      if (failed(machine)) {
-        failedAny = true;
-        return;
-      }
-      applyOptions(*machine);
-      if (failed(chooseScheme(op, *machine)))
-        failedAny = true;
+      if (isAuto(op.getSchemeAttr()))
+        choose(op, nullptr,
+               training ? CostedPasses::training : CostedPasses::forward);
     });
     if (failedAny)
       signalPassFailure();
   }
+
+  bool failedAny = false;
 
   MachineModel base;
   SchemeAttr defaultScheme;

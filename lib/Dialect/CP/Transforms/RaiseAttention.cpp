@@ -208,7 +208,8 @@ void RaiseAttentionPass::rewrite(AttentionMatch &match) {
                              qType.getDimSize(2), vType.getDimSize(3)},
                             qType.getElementType());
   auto attention = AttentionOp::create(
-      b, loc, resultType, q, k, v, mask, /*mod_operands=*/ValueRange(),
+      b, loc, resultType, /*lse=*/Type(), q, k, v, mask,
+      /*mod_operands=*/ValueRange(),
       StringRef(grid), ArrayRef<int16_t>{0},
       MaskAttr::get(&getContext(), MaskKind::none), SequenceLayout::contiguous,
       schemeAttr, b.getF32FloatAttr(static_cast<float>(match.scale)));

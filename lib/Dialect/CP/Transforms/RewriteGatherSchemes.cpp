@@ -12,7 +12,7 @@ using namespace mlir;
 using namespace mlir::cp;
 using namespace mlir::cp::detail;
 
-Value SchemeBuilder::rewriteAllGather(const Group &cp) {
+SchemeBuilder::Result SchemeBuilder::rewriteAllGather(const Group &cp) {
   Value k = allGather(cp, key, kSeqDim);
   Value v = allGather(cp, value, kSeqDim);
   Value qOffset = mul(cp.index, shape.localLen);
@@ -22,7 +22,8 @@ Value SchemeBuilder::rewriteAllGather(const Group &cp) {
 
 /// Ulysses over `inner`; with `outer` (hybrid), K/V are then all-gathered
 /// across `outer` and the local queries start at outer.index * u * L.
-Value SchemeBuilder::rewriteUlysses(const Group &inner, const Group *outer) {
+SchemeBuilder::Result SchemeBuilder::rewriteUlysses(const Group &inner,
+                                                     const Group *outer) {
   auto toHeads = [&](Value x) {
     return allToAll(inner, x, kHeadsDim, kSeqDim);
   };
@@ -40,11 +41,14 @@ Value SchemeBuilder::rewriteUlysses(const Group &inner, const Group *outer) {
   Value m = ulyssesMask(inner, mask, qOffset, blockLen);
   if (hasModRegions())
     headOffset = mul(inner.index, localHeads);
-  Value out = localAttention(q, k, v, qOffset, index(0), m);
-  return allToAll(inner, out, kSeqDim, kHeadsDim);
+  Result local = localAttention(q, k, v, qOffset, index(0), m);
+  Result result{allToAll(inner, local.out, kSeqDim, kHeadsDim), Value()};
+  if (local.lse)
+    result.lse = allToAll(inner, local.lse, kSeqDim, kHeadsDim);
+  return result;
 }
 
-Value SchemeBuilder::rewriteHeadTail(const Group &cp) {
+SchemeBuilder::Result SchemeBuilder::rewriteHeadTail(const Group &cp) {
   int64_t len = shape.localLen, half = len / 2;
   Value peer = arith::SubIOp::create(b, loc, index(cp.size - 1), cp.index);
   Value keepOffset = mul(cp.index, len);
@@ -68,9 +72,18 @@ Value SchemeBuilder::rewriteHeadTail(const Group &cp) {
       peerMask = slice(mask, rows, peerOffset, half);
     }
   }
-  Value keepOut = localAttention(keepQ, k, v, keepOffset, index(0), keepMask);
-  Value peerOut = localAttention(peerQ, k, v, peerOffset, index(0), peerMask);
-  Value tailOut = exchangeMirror(cp, peerOut);
-  return tensor::ConcatOp::create(b, loc, op.getType(), kSeqDim,
-                                  ValueRange{keepOut, tailOut});
+  Result keep = localAttention(keepQ, k, v, keepOffset, index(0), keepMask);
+  Result peerPart =
+      localAttention(peerQ, k, v, peerOffset, index(0), peerMask);
+  // The peer's tail rows go back to it; this rank's tail comes from it.
+  auto rejoin = [&](Value kept, Value computedForPeer) {
+    Value tail = exchangeMirror(cp, computedForPeer);
+    return tensor::ConcatOp::create(b, loc, withDim(kept, kSeqDim, len),
+                                    kSeqDim, ValueRange{kept, tail})
+        .getResult();
+  };
+  Result result{rejoin(keep.out, peerPart.out), Value()};
+  if (keep.lse)
+    result.lse = rejoin(keep.lse, peerPart.lse);
+  return result;
 }

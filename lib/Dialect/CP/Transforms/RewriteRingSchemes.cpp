@@ -25,7 +25,7 @@ using namespace mlir::cp::detail;
 /// steps between them are one scf.for whose body decides visibility at run
 /// time, so the IR and the compile time do not grow with P (or, with
 /// unrollRing, one copy each): RingSteps.
-Value SchemeBuilder::rewriteRing(const Group &cp, bool zigzag) {
+SchemeBuilder::Result SchemeBuilder::rewriteRing(const Group &cp, bool zigzag) {
   RingSteps ring(*this, cp, op.getMask(), zigzag, unrollRing);
   int64_t chunks = ring.chunks();
   // Carried from step to step: the K/V block, then each query chunk's
@@ -73,11 +73,15 @@ Value SchemeBuilder::rewriteRing(const Group &cp, bool zigzag) {
     return next;
   });
 
-  Value out = carried[2];
-  if (chunks == 2) {
-    auto type = withDim(out, kSeqDim, shape.localLen);
-    out = tensor::ConcatOp::create(b, loc, type, kSeqDim,
-                                   ValueRange{carried[2], carried[4]});
-  }
-  return toStorageType(out);
+  // Each chunk's merged output and lse, rejoined into the local block.
+  auto rejoin = [&](int64_t first) -> Value {
+    if (chunks == 1)
+      return carried[first];
+    auto type = withDim(carried[first], kSeqDim, shape.localLen);
+    return tensor::ConcatOp::create(b, loc, type, kSeqDim,
+                                    ValueRange{carried[first],
+                                               carried[first + 2]})
+        .getResult();
+  };
+  return {toStorageType(rejoin(2)), wantsLse() ? rejoin(3) : Value()};
 }

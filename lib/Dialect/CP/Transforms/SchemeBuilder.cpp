@@ -54,24 +54,34 @@ void SchemeBuilder::convertOperandsTo(const Group &g, SequenceLayout to) {
     mask = relayout(g, mask, maskRowDim(mask), from, to);
 }
 
-void SchemeBuilder::finish(const Group &g, Value out,
+void SchemeBuilder::finish(const Group &g, Result result,
                            SequenceLayout computedIn) {
-  if (computedIn != op.getLayout())
-    out = relayout(g, out, kSeqDim, computedIn, op.getLayout());
-  op.replaceAllUsesWith(out);
+  if (computedIn != op.getLayout()) {
+    result.out = relayout(g, result.out, kSeqDim, computedIn, op.getLayout());
+    if (result.lse)
+      result.lse = relayout(g, result.lse, kSeqDim, computedIn, op.getLayout());
+  }
+  op.getResult().replaceAllUsesWith(result.out);
+  if (result.lse)
+    op.getLse().replaceAllUsesWith(result.lse);
 }
 
-Value SchemeBuilder::localAttention(Value q, Value k, Value v, Value qOffset,
-                                    Value kvOffset, Value mask) {
+SchemeBuilder::Result SchemeBuilder::localAttention(Value q, Value k, Value v,
+                                                    Value qOffset,
+                                                    Value kvOffset,
+                                                    Value mask) {
   RankedTensorType outType =
       withDim(withDim(op.getResult(), kSeqDim, dimOf(q, kSeqDim)), kHeadsDim,
               dimOf(q, kHeadsDim));
+  Type lseType;
+  if (wantsLse())
+    lseType = RankedTensorType::get(outType.getShape().drop_back(),
+                                    b.getF32Type());
   auto out = LocalAttentionOp::create(
-      b, loc, outType,
-      /*lse=*/Type(), q, k, v, qOffset, kvOffset, headOffset, mask,
+      b, loc, outType, lseType, q, k, v, qOffset, kvOffset, headOffset, mask,
       op.getModOperands(), op.getMaskAttr(), op.getScaleAttr());
   mark(out);
-  return out.getOutput();
+  return {out.getOutput(), out.getLse()};
 }
 
 void CollectiveBuilder::markLocal(Operation *local, Operation *sharded,
@@ -153,7 +163,7 @@ Value CollectiveBuilder::addTensors(Value x, Value y) {
 }
 
 Value SchemeBuilder::toStorageType(Value f32) {
-  return convertElements(f32, op.getType().getElementType());
+  return convertElements(f32, op.getResult().getType().getElementType());
 }
 
 Value CollectiveBuilder::filled(RankedTensorType type, double value) {

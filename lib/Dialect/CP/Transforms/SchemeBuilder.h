@@ -219,13 +219,21 @@ public:
   /// The operands in the scheme's layout: Q, K, V and a mask with a local
   /// query extent are converted when the op's layout differs.
   void convertOperandsTo(const Group &g, SequenceLayout to);
-  /// Replaces the op with `out`, converted back to the op's layout.
-  void finish(const Group &g, Value out, SequenceLayout computedIn);
+  /// What a scheme computes for the op: this rank's output (the op's type)
+  /// and, when the op returns one, its lse (else null).
+  struct Result {
+    Value out, lse;
+  };
+  /// Replaces the op with `result`, converted back to the op's layout.
+  void finish(const Group &g, Result result, SequenceLayout computedIn);
+  /// The op returns the log-sum-exp of its rows.
+  bool wantsLse() { return static_cast<bool>(op.getLse()); }
 
   /// Local attention of `q` against `k`/`v` at global offsets, carrying the
-  /// op's mask kind and scale, marked with the scheme and its traffic.
-  Value localAttention(Value q, Value k, Value v, Value qOffset, Value kvOffset,
-                       Value mask);
+  /// op's mask kind and scale, marked with the scheme and its traffic; with
+  /// the lse when the op returns one.
+  Result localAttention(Value q, Value k, Value v, Value qOffset,
+                        Value kvOffset, Value mask);
   /// Marks a local attention with the scheme, its traffic and the op's
   /// regions (markLocal).
   void mark(LocalAttentionOp attention) {
@@ -251,10 +259,10 @@ public:
   /// `f32` rounded to the op's element type (a no-op for f32).
   Value toStorageType(Value f32);
 
-  Value rewriteAllGather(const Group &cp);
-  Value rewriteUlysses(const Group &inner, const Group *outer);
-  Value rewriteHeadTail(const Group &cp);
-  Value rewriteRing(const Group &cp, bool zigzag);
+  Result rewriteAllGather(const Group &cp);
+  Result rewriteUlysses(const Group &inner, const Group *outer);
+  Result rewriteHeadTail(const Group &cp);
+  Result rewriteRing(const Group &cp, bool zigzag);
 
   AttentionOp op;
   SchemeAttr scheme;

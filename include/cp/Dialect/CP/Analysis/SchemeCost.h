@@ -61,15 +61,37 @@ struct MachineModel {
 /// itself. Fails with a diagnostic on a bad entry.
 FailureOr<MachineModel> machineFor(Operation *op, MachineModel base);
 
+/// The passes an estimate covers: the forward (cp.attention), its backward
+/// (cp.attention_grad), or a training step, which runs both (its forward
+/// then also returns the lse the backward needs).
+enum class CostedPasses { forward, backward, training };
+
 /// The attention an estimate is for.
 struct AttentionProblem {
   AttentionShape shape;
   MaskAttr mask;
   SequenceLayout layout;
   int64_t elementBytes;
+  CostedPasses passes = CostedPasses::forward;
+  /// Bytes per element of dq and of dk/dv (their partial sums travel in
+  /// it): 4 for f32 gradients, the storage type's size otherwise.
+  int64_t gradElementBytes = 4;
+  /// A training step whose forward and backward are in one function: the
+  /// collectives the backward repeats on the forward's values are sent
+  /// once (trainingBytesSentPerRank).
+  bool fusedStep = false;
+
+  bool costsForward() const { return passes != CostedPasses::backward; }
+  bool costsBackward() const { return passes != CostedPasses::forward; }
 };
 
-/// One scheme's estimate, or why it cannot be used.
+/// The FLOPs of a FlashAttention-2 backward per forward FLOP: it recomputes
+/// the scores and runs four more products (dV, dP, dQ, dK) to the
+/// forward's two.
+constexpr double kBackwardFlopsPerForwardFlop = 2.5;
+
+/// One scheme's estimate, or why it cannot be used. The figures are totals
+/// over the costed passes; the backward's share is also given alone.
 struct SchemeEstimate {
   SchemeAttr scheme;
   std::optional<std::string> rejection;
@@ -80,6 +102,8 @@ struct SchemeEstimate {
   double commSeconds = 0;    // communication not hidden by computation
   double computeSeconds = 0; // busiest rank's attention and merges
   double seconds = 0;
+  int64_t backwardBytes = 0;   // of `bytes`, what the backward sends
+  double backwardSeconds = 0;  // of `seconds`, the backward's time
 
   bool usable() const { return !rejection; }
 };
@@ -99,11 +123,14 @@ const SchemeEstimate *pickFastest(ArrayRef<SchemeEstimate> estimates);
 
 /// `{chosen = "...", machine = "...", <scheme> = {time_ns, comm_ns,
 /// compute_ns, bytes, flops, memory} or "rejected: <why>"}`, recorded on an
-/// op so that the decision can be read in the IR.
+/// op so that the decision can be read in the IR. Estimates that cover a
+/// backward also give `backward_ns` and `backward_bytes`, and the
+/// dictionary says which `passes` were costed.
 DictionaryAttr describeChoice(MLIRContext *ctx,
                               ArrayRef<SchemeEstimate> estimates,
                               const SchemeEstimate &chosen,
-                              const MachineModel &machine);
+                              const MachineModel &machine,
+                              CostedPasses passes = CostedPasses::forward);
 
 } // namespace cp
 } // namespace mlir

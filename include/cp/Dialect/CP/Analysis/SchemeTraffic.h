@@ -19,16 +19,18 @@ namespace cp {
 /// rank with a distinct partner (the self-paired middle rank of an odd group
 /// sends less). Ring and zigzag shift K/V only as far as `mask` lets any
 /// rank see (P - 1 times without a mask, or for a null mask). Requires
-/// every size in `shape` to be static.
+/// every size in `shape` to be static. `withLse`: the op also returns the
+/// f32 log-sum-exp, which the schemes that move the output move with it.
 int64_t bytesSentPerRank(SchemeAttr scheme, const AttentionShape &shape,
-                         int64_t elementBytes, MaskAttr mask = {});
+                         int64_t elementBytes, MaskAttr mask = {},
+                         bool withLse = false);
 
 /// The same, for an op whose operands are in `layout`: when the scheme
 /// computes in the other layout, Q, K, V go through cp.relayout and the
 /// output comes back, and the busiest rank's share of that is added.
 int64_t bytesSentPerRank(SchemeAttr scheme, const AttentionShape &shape,
                          int64_t elementBytes, SequenceLayout layout,
-                         MaskAttr mask = {});
+                         MaskAttr mask = {}, bool withLse = false);
 
 /// Bytes per element of the tensors a backward moves: q, k, v and o
 /// (`operand`), dO, dq, and dk/dv (what their partial sums travel in).
@@ -47,6 +49,19 @@ int64_t backwardBytesSentPerRank(SchemeAttr scheme, const AttentionShape &shape,
                                  const GradElementBytes &bytes,
                                  SequenceLayout layout, bool kvReused = false,
                                  MaskAttr mask = {});
+
+/// Bytes the busiest rank sends in a training step: the forward (returning
+/// its lse) and its backward under one `scheme` in one function, where CSE
+/// makes one op of each collective the backward repeats on the forward's
+/// values: the K/V gathers (allgather, head_tail, hybrid's outer group),
+/// Ulysses' all-to-alls of Q, K, V, head_tail's exchange of the Q tail,
+/// the ring's first K/V shift (the later ones are in the steps' loop), and
+/// the relayouts of Q, K, V into the zigzag layout. The forward's collective
+/// is kept, so the forward's K/V stay alive until the backward has used
+/// them.
+int64_t trainingBytesSentPerRank(SchemeAttr scheme, const AttentionShape &shape,
+                                 const GradElementBytes &bytes,
+                                 SequenceLayout layout, MaskAttr mask = {});
 
 /// How many of its two halves (of L/2 rows) group rank `rank` sends to
 /// other ranks in a cp.relayout from `from` to `to` over `groupSize` ranks

@@ -36,6 +36,12 @@ struct KeyRange {
 KeyRange buildVisibleKeyRange(OpBuilder &b, Location loc, MaskAttr mask,
                               Value qFirst, Value qLast);
 
+/// The queries that may see some key in the global columns [kFirst, kLast]
+/// under `mask` (the transpose of buildVisibleKeyRange): queries outside
+/// see none of those keys. The backward's dK/dV loops over it.
+KeyRange buildVisibleQueryRange(OpBuilder &b, Location loc, MaskAttr mask,
+                                Value kFirst, Value kLast);
+
 /// The keys that every query in [qFirst, qLast] may see under `mask` (empty
 /// when first > last): a tile whose keys all lie there needs no masking.
 KeyRange buildFullyVisibleKeyRange(OpBuilder &b, Location loc, MaskAttr mask,

@@ -86,6 +86,22 @@ def CP_AttentionOp : CP_GroupOp<"attention",
     schemes can move and copy regions freely. The schemes supply the
     global indices: nobody builds a mask for the global key length by hand.
 
+    The optional second result `lse` `[B, H, L]` (f32) is each local query
+    row's log-sum-exp over every key of the global sequence (`-inf` for a
+    row that sees no key): what `cp.attention_grad` needs, so that the
+    backward does not recompute the forward. Every scheme returns it in the
+    op's layout; those that move the output (ulysses, hybrid, head_tail)
+    move the lse with it, and `cp.bytes_per_rank` counts it.
+
+    ```mlir
+    %o, %lse = cp.attention %q, %k, %v on @cp grid_axes = [0] mask = causal
+        scheme = ring
+        : tensor<1x8x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32>
+        -> tensor<1x8x64x32xf32>, tensor<1x8x64xf32>
+    %dq, %dk, %dv = cp.attention_grad %q, %k, %v, %o, %lse, %do
+        on @cp grid_axes = [0] mask = causal scheme = ring : ...
+    ```
+
     ```mlir
     %o = cp.attention %q, %k, %v mod_operands(%seg : tensor<256xi32>)
            on @cp grid_axes = [0] mask = causal
@@ -122,7 +138,10 @@ def CP_AttentionOp : CP_GroupOp<"attention",
     OptionalAttr<CP_SchemeAttr>:$scheme,
     OptionalAttr<F32Attr>:$scale
   ));
-  let results = (outs CP_FloatTensor:$result);
+  let results = (outs
+    CP_FloatTensor:$result,
+    Optional<RankedTensorOf<[F32]>>:$lse
+  );
   let regions = (region AnyRegion:$mask_mod, AnyRegion:$score_mod);
   let assemblyFormat = [{
     $query `,` $key `,` $value (`explicit_mask` $explicit_mask^)?
@@ -134,7 +153,7 @@ def CP_AttentionOp : CP_GroupOp<"attention",
     (`scale` `=` $scale^)?
     (`mask_mod` $mask_mod^)? (`score_mod` $score_mod^)?
     attr-dict `:` type($query) `,` type($key) `,` type($value)
-    (`,` type($explicit_mask)^)? `->` type($result)
+    (`,` type($explicit_mask)^)? `->` type($result) (`,` type($lse)^)?
   }];
   let hasVerifier = 1;
   let hasCanonicalizer = 1;

@@ -166,6 +166,15 @@ def ChooseSchemePass : Pass<"cp-choose-scheme"> {
     visible in the IR. When no scheme applies, the op gets one error that
     lists every rejection.
 
+    Training. A `cp.attention_grad` with scheme `auto` is costed too: the
+    backward moves SchemeTraffic's backward bytes and does 2.5x the
+    forward's FLOPs. When its `output` and `lse` are the results of a
+    `cp.attention` whose scheme is also `auto`, the two are one training
+    step: both get the scheme that is fastest for forward + backward, and
+    both record `cp.cost` with `passes = "forward+backward"`. A lone
+    backward is ranked by the backward alone. With `training=true`, every
+    remaining `auto` forward is ranked by forward + backward as well.
+
     The machine is the `machine` preset, then the `cp.machine` dictionaries
     on the op's ancestors and the op (keys as in docs/Schemes.md, e.g.
     `{preset = "multinode-ib", memory = 8.0e10}`), then any numeric option
@@ -205,7 +214,10 @@ def ChooseSchemePass : Pass<"cp-choose-scheme"> {
            "Seconds per kernel launch (0: preset)">,
     Option<"overlap", "overlap", "double", /*default=*/"-1",
            "Fraction of a ring step's attention that hides its shift, 0..1 "
-           "(negative: preset)">
+           "(negative: preset)">,
+    Option<"training", "training", "bool", /*default=*/"false",
+           "Rank the schemes of every auto cp.attention by forward + "
+           "backward (its backward is elsewhere, e.g. another function)">
   ];
   let dependentDialects = ["::mlir::cp::CPDialect"];
 }
