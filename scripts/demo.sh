@@ -77,8 +77,8 @@ for scheme in allgather ulysses "hybrid(2)" head_tail ring zigzag auto; do
     label="auto:$key"
   fi
   [[ $key == *"("* ]] && key="\"$key\""
-  predicted=$(grep -o "$(sed 's/[()]/\\&/g' <<<"$key") = {[^}]*}" "$work/train-cost.mlir" | head -n 1 |
-                grep -o ' bytes = [0-9]*' | grep -o '[0-9]*$') || true
+  predicted=$(grep -oE "$(sed 's/[()]/\\&/g' <<<"$key") = \{[^}]*\}" "$work/train-cost.mlir" | head -n 1 |
+                grep -o '[{ ]bytes = [0-9]*' | grep -o '[0-9]*$') || true
   "$bin/cp-run-attention" "${train[@]}" --scheme "$scheme" --emit-mlir > "$work/train.mlir"
   "$bin/cp-compile" "$work/train.mlir" -o "$so"
   line=$(OMP_NUM_THREADS=1 timeout 300 mpirun -np "$ranks" "$bin/cp-run-attention" "${train[@]}" \
