@@ -3,7 +3,8 @@
 // Adapted: removed RUN/CHECK lines and @main; kept the private declarations of @rtclock/@printMemrefF32. Updated to MLIR 22 TOSA: `tosa.matmul %a, %b` -> `tosa.matmul %a, %b, %a_zp, %b_zp` (+2 f32 zero-point consts); `tosa.reshape %x {new_shape = array<i64: ...>}` -> `tosa.reshape %x, %shape` with a `tosa.const_shape` per reshape; `"tosa.const"() <{value = ...}>` -> `<{values = ...}>`; `tosa.mul %a, %b {shift = 0 : i8}` -> `tosa.mul %a, %b, %shift` (+ i8 shift const).
 // RUN: cp-opt %s --cp-raise-attention="grid-size=1 report-near-misses=true" -o %t 2>&1 | FileCheck %s --check-prefix=REMARK
 // RUN: FileCheck %s --check-prefix=IR < %t
-// Status: not raised yet. Issue 16 class 2 (tosa.reshape between the 4-D softmax and the 3-D tosa.matmul, tosa.add of zeros as copies) and class 3 (scale as a multiply by reciprocal(constant), an additive mask [1, 1, L, L] broadcast over heads). The remark names the op where matching stops.
+// RUN: FileCheck %s --check-prefix=LEFT < %t
+// Status: raised (one cp.attention, the [1, 1, L, L] additive mask as explicit_mask) after normalization: both tosa.matmuls lifted over the tosa.reshapes to 4-D contractions, reciprocal(constant) folded into the scale, tosa.add of zeros folded away.
 func.func private @rtclock() -> f64
 func.func private @printMemrefF32(%ptr : tensor<*xf32>)
 
@@ -49,5 +50,7 @@ func.func @kernel(%t0 : tensor<32x40x128xf32>, %t1 : tensor<32x128x40xf32>, %t2 
   return
 }
 
-// REMARK: buddy-attention-reciprocal-scale-mask-4d.mlir:33:9: remark: cp-raise-attention: not raised: P is not a softmax (linalg.softmax, a division by the row sum, or tosa.mul by a reciprocal)
+// REMARK: buddy-attention-reciprocal-scale-mask-4d.mlir:38:9: remark: cp-raise-attention: raised linalg, 4-D scores, normalized: batch matmul over reshapes x2, reshape round trip x1, mask tensor
+// IR: cp.attention %{{.*}}, %{{.*}}, %{{.*}} explicit_mask %{{.*}} on @cp grid_axes = [0] scale = 0.0883883461
 // IR-NOT: cp.attention
+// LEFT-NOT: {{math.exp|tosa.exp|arith.maximumf|tosa.reduce_max|linalg.softmax}}

@@ -3,7 +3,8 @@
 // Adapted: removed RUN lines and @main; declared @printMemrefF32 at the top (the original declares it elsewhere in the file). Mechanical MLIR-22 TOSA update (scripted, see INDEX.md): `<{value = ...}>` -> `<{values = ...}>`; `tosa.transpose %x, %permsConst` -> `tosa.transpose %x {perms = array<i32: ...>}` (perm consts kept, now unused); `tosa.reshape %x {new_shape = array<i64: ...>}` -> `tosa.const_shape` + `tosa.reshape %x, %shape_N`; `tosa.mul a, b {shift = 0 : i8}` -> `tosa.mul a, b, %shift`; `tosa.matmul a, b` -> `tosa.matmul a, b, %a_zp, %b_zp`; `tosa.negate x` -> `tosa.negate x, %a_zp, %b_zp` (f32 zero points). One source bug fixed: `%arg2_converted = tosa.reshape %arg2 {new_shape = array<i64: 40>} : (tensor<40xi64>) -> tensor<1x40xi64>` had a new_shape inconsistent with its result type; the const_shape uses [1, 40] (the result type).
 // RUN: cp-opt %s --cp-raise-attention="grid-size=1 report-near-misses=true" -o %t 2>&1 | FileCheck %s --check-prefix=REMARK
 // RUN: FileCheck %s --check-prefix=IR < %t
-// Status: not raised yet. Issue 16 class 2 (tosa.reshape and tosa.add-of-zeros copies around both tosa.matmuls) and class 3 (reciprocal scale, [1, 1, L, L] mask), inside a whole LLaMA layer with RoPE and projections. The remark names the op where matching stops.
+// RUN: FileCheck %s --check-prefix=LEFT < %t
+// Status: raised after normalization (projections, RoPE and the residual kept): the tosa.matmuls lifted over the tosa.reshapes and read through the heads transposes, V held as [B, L, H, D] transposed to [B, H, L, D], reciprocal(constant) folded into the scale, the [1, 1, L, L] mask as explicit_mask.
 #map = affine_map<(d0, d1, d2) -> (d1)>
 #map1 = affine_map<(d0, d1, d2) -> (d0, d2)>
 #map2 = affine_map<(d0, d1, d2) -> (d0, d1)>
@@ -203,5 +204,8 @@ func.func @kernel_self_attention(%arg0 : tensor<1x1x4096xf32>, %arg1 : tensor<1x
   return
 }
 
-// REMARK: buddy-llama-selfattention-rope-full-layer.mlir:188:10: remark: cp-raise-attention: not raised: P is not a softmax (linalg.softmax, a division by the row sum, or tosa.mul by a reciprocal)
+// REMARK: buddy-llama-selfattention-rope-full-layer.mlir:176:10: remark: cp-raise-attention: raised linalg, 4-D scores, normalized: broadcast or transpose copy x2, batch matmul over reshapes x2, reshape round trip x2, [B, L, H, D] operand x1, mask tensor
+// REMARK: buddy-llama-selfattention-rope-full-layer.mlir:189:10: remark: cp-raise-attention: not raised: P is not a softmax (linalg.softmax, a division by the row sum, or tosa.mul by a reciprocal)
+// IR: cp.attention %{{.*}}, %{{.*}}, %{{.*}} explicit_mask %{{.*}} on @cp grid_axes = [0] scale = 0.0883883461
 // IR-NOT: cp.attention
+// LEFT-NOT: {{math.exp|tosa.exp|arith.maximumf|tosa.reduce_max|linalg.softmax}}

@@ -3,7 +3,8 @@
 // Adapted: removed RUN/CHECK lines; `arith.maxf` -> `arith.maximumf` (maxf was removed from MLIR). Otherwise verbatim.
 // RUN: cp-opt %s --cp-raise-attention="grid-size=1 report-near-misses=true" -o %t 2>&1 | FileCheck %s --check-prefix=REMARK
 // RUN: FileCheck %s --check-prefix=IR < %t
-// Status: not raised yet. Issue 16 class 1 (keepdim row max and sum [.., L, 1] read through (d0, d1, 0), a two-result max + argmax generic with the argmax unused) and class 3 (f16 max init -65504, an identity add of zeros * 0.0). The remark names the op where matching stops.
+// RUN: FileCheck %s --check-prefix=LEFT < %t
+// Status: raised after normalization: keepdim max and sum computed as [B, L], the unused argmax dropped, the zero fill read as a scalar (s + 0 * 0 is s), the f16 max init -65504 accepted as the lowest finite f16 (exact for every row with a finite score).
 #map = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 #map1 = affine_map<(d0, d1, d2) -> (d0, d2, d1)>
 #map2 = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
@@ -73,5 +74,7 @@ func.func @attention_block(%arg0: tensor<10x4096x64xf16>, %arg1: tensor<10x4096x
   return %21 : tensor<10x4096x64xf16>
 }
 
-// REMARK: iree-attention-block-f16-keepdim.mlir:67:9: remark: cp-raise-attention: not raised: the softmax division does not divide each score by its row's value
+// REMARK: iree-attention-block-f16-keepdim.mlir:73:9: remark: cp-raise-attention: raised linalg, 3-D scores, normalized: keepdim statistic x3, unit-dim reshape read through x2, unused generic result x1, filled input x1, identity copy x1
+// IR: cp.attention %{{.*}}, %{{.*}}, %{{.*}} on @cp grid_axes = [0] scale = 1.000000e+00
 // IR-NOT: cp.attention
+// LEFT-NOT: {{math.exp|tosa.exp|arith.maximumf|tosa.reduce_max|linalg.softmax}}

@@ -3,7 +3,12 @@
 // Adapted: dropped `attributes {kernel, arch = ""}`; `"tosa.matmul"(%a, %b)` -> `tosa.matmul %a, %b, %a_zp, %b_zp` (+2 zero-point consts); `"tosa.mul"(..) <{shift = 0 : i8}>` -> `tosa.mul %a, %b, %shift` (+ shift const); added `output_shape [...]` to the two tensor.expand_shape ops. Other ops verbatim (generic syntax kept).
 // RUN: cp-opt %s --cp-raise-attention="grid-size=1 report-near-misses=true" -o %t 2>&1 | FileCheck %s --check-prefix=REMARK
 // RUN: FileCheck %s --check-prefix=IR < %t
-// Status: not raised yet. Issue 16 class 2 (tensor.collapse_shape 4-D -> 3-D before both tosa.matmuls, tensor.expand_shape after). The remark names the op where matching stops.
+// RUN: FileCheck %s --check-prefix=LEFT < %t
+// Without normalization the same pass stops at the collapse of P.
+// RUN: cp-opt %s --cp-raise-attention="grid-size=1 normalize=false" | FileCheck %s --check-prefix=PLAIN
+// PLAIN-NOT: cp.attention
+// PLAIN: tosa.matmul
+// Status: raised after normalization: both tosa.matmuls lifted over the collapse_shapes to 4-D contractions (K arrives transposed: read through the contraction's map).
 func.func @self_attention_with_reshapes(%arg0: tensor<1x12x384x64xf32>, %arg1: tensor<1x12x64x384xf32>, %arg2: tensor<1x12x384x64xf32>) -> (tensor<1x12x384x64xf32>) {
   %a_zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
   %b_zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
@@ -25,5 +30,7 @@ func.func @self_attention_with_reshapes(%arg0: tensor<1x12x384x64xf32>, %arg1: t
   return %expanded_3 : tensor<1x12x384x64xf32>
 }
 
-// REMARK: rocmlir-tosa-attention-collapse-4d-3d.mlir:21:18: remark: cp-raise-attention: not raised: P is not a softmax (linalg.softmax, a division by the row sum, or tosa.mul by a reciprocal)
+// REMARK: rocmlir-tosa-attention-collapse-4d-3d.mlir:28:8: remark: cp-raise-attention: raised linalg, 4-D scores, normalized: batch matmul over reshapes x2
+// IR: cp.attention %{{.*}}, %{{.*}}, %{{.*}} on @cp grid_axes = [0] scale = 1.000000e+00
 // IR-NOT: cp.attention
+// LEFT-NOT: {{math.exp|tosa.exp|arith.maximumf|tosa.reduce_max|linalg.softmax}}

@@ -50,5 +50,5 @@ func.func @mlir_nokvcache_causal_attention(%arg0: tensor<24576xf16>, %arg1: tens
   return %collapsed_12 : tensor<8192xf16>
 }
 
-// REMARK: rocmlir-tosa-causal-iota-select-f16.mlir:43:18: remark: cp-raise-attention: not raised: P is not a softmax (linalg.softmax, a division by the row sum, or tosa.mul by a reciprocal)
+// REMARK: rocmlir-tosa-causal-iota-select-f16.mlir:36:9: remark: cp-raise-attention: not raised: tosa.select keeps the scores where the mask is false
 // IR-NOT: cp.attention

@@ -49,5 +49,5 @@ func.func @mlir_attention(%arg0: tensor<12288xf16>, %arg1: tensor<4194304xf16>, 
   return %collapsed_11 : tensor<4096xf16>
 }
 
-// REMARK: rocmlir-tosa-decode-kvcache-seqlen-mask-f16.mlir:42:18: remark: cp-raise-attention: not raised: P is not a softmax (linalg.softmax, a division by the row sum, or tosa.mul by a reciprocal)
+// REMARK: rocmlir-tosa-decode-kvcache-seqlen-mask-f16.mlir:35:9: remark: cp-raise-attention: not raised: tosa.select keeps the scores where the mask is false
 // IR-NOT: cp.attention

@@ -3,7 +3,8 @@
 // Adapted: extracted @forward; stripped all loc(...) annotations and #loc aliases; removed the ml_program.global; replaced the 8 elided weight/bias constants `dense_resource<__elided__>` with splat `dense<...>` values (weights 1.0e-02, biases 0.0); `arith.maxf` -> `arith.maximumf`; added `output_shape [...]` to the 5 tensor.expand_shape ops (required since MLIR 19). Op order, maps and types otherwise verbatim.
 // RUN: cp-opt %s --cp-raise-attention="grid-size=1 report-near-misses=true" -o %t 2>&1 | FileCheck %s --check-prefix=REMARK
 // RUN: FileCheck %s --check-prefix=IR < %t
-// Status: not raised yet. Issue 16 class 1 (keepdim max + argmax, division by a truncf'd f64 constant) and class 2 (4-D softmax, identity copy generics and collapse_shape into 3-D batch_matmuls). The remark names the op where matching stops.
+// RUN: FileCheck %s --check-prefix=LEFT < %t
+// Status: raised after normalization (the projections stay): batch_matmuls lifted over the collapses, torch's identity and broadcast copy generics read through, (0, d1, ..) maps on the batch of one read at the loop, keepdim max and sum, argmax dropped, divf by truncf(8.0) as the scale; the remaining remark is the nearest miss among the projections.
 #map = affine_map<(d0, d1, d2) -> (0, d1, d2)>
 #map1 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 #map2 = affine_map<(d0, d1, d2) -> (d1, d2)>
@@ -186,5 +187,8 @@ func.func @forward(%arg0: tensor<1x384x768xf32>) -> tensor<1x384x768xf32> {
   return %47 : tensor<1x384x768xf32>
 }
 
-// REMARK: torchmlir-bert-mha-keepdim-argmax-4d.mlir:166:9: remark: cp-raise-attention: not raised: P is not a softmax (linalg.softmax, a division by the row sum, or tosa.mul by a reciprocal)
+// REMARK: torchmlir-bert-mha-keepdim-argmax-4d.mlir:159:9: remark: cp-raise-attention: raised linalg, 4-D scores, normalized: filled input x10, unit batch read at 0 x13, identity copy x2, batch matmul over reshapes x2, broadcast or transpose copy x4, keepdim statistic x3, unit-dim reshape read through x4, unused generic result x1
+// REMARK: torchmlir-bert-mha-keepdim-argmax-4d.mlir:166:19: remark: cp-raise-attention: not raised: P is not a softmax (linalg.softmax, a division by the row sum, or tosa.mul by a reciprocal)
+// IR: cp.attention %{{.*}}, %{{.*}}, %{{.*}} on @cp grid_axes = [0] scale = 1.250000e-01
 // IR-NOT: cp.attention
+// LEFT-NOT: {{math.exp|tosa.exp|arith.maximumf|tosa.reduce_max|linalg.softmax}}

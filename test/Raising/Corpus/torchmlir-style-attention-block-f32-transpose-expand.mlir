@@ -3,7 +3,8 @@
 // Adapted: unwrapped from `module {}`; otherwise verbatim.
 // RUN: cp-opt %s --cp-raise-attention="grid-size=1 report-near-misses=true" -o %t 2>&1 | FileCheck %s --check-prefix=REMARK
 // RUN: FileCheck %s --check-prefix=IR < %t
-// Status: not raised yet. Issue 16 class 1 (row max reduced to [B, L] then tensor.expand_shape to [B, L, 1], the sum keepdim, max + argmax). The remark names the op where matching stops.
+// RUN: FileCheck %s --check-prefix=LEFT < %t
+// Status: raised after normalization: the row max reduced to [B, L] and expand_shape'd, the keepdim sum, the unused argmax dropped.
 #map = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 #map1 = affine_map<(d0, d1, d2) -> (d0, d1)>
 #map2 = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
@@ -64,5 +65,7 @@ func.func @attention_block(%arg0: tensor<12x128x64xf32>, %arg1: tensor<12x128x64
   return %18 : tensor<12x128x64xf32>
 }
 
-// REMARK: torchmlir-style-attention-block-f32-transpose-expand.mlir:56:9: remark: cp-raise-attention: not raised: the softmax division does not divide each score by its row's value
+// REMARK: torchmlir-style-attention-block-f32-transpose-expand.mlir:64:9: remark: cp-raise-attention: raised linalg, 3-D scores, normalized: keepdim statistic x1, unit-dim reshape read through x2, unused generic result x1
+// IR: cp.attention %{{.*}}, %{{.*}}, %{{.*}} on @cp grid_axes = [0] scale = 1.250000e-01
 // IR-NOT: cp.attention
+// LEFT-NOT: {{math.exp|tosa.exp|arith.maximumf|tosa.reduce_max|linalg.softmax}}

@@ -3,7 +3,8 @@
 // Adapted: removed RUN/CHECK comment lines; `arith.maxf` -> `arith.maximumf`; added `output_shape [...]` to every tensor.expand_shape (required since MLIR 19). Otherwise verbatim (including the unused constants).
 // RUN: cp-opt %s --cp-raise-attention="grid-size=1 report-near-misses=true" -o %t 2>&1 | FileCheck %s --check-prefix=REMARK
 // RUN: FileCheck %s --check-prefix=IR < %t
-// Status: not raised yet. Issue 16 class 2 (scores as K . Q^T then transposed, collapse/expand around batch_matmuls) and class 3 (Q scaled before the contraction, mask [B, 1, L, L] broadcast over heads, sum init -0.0). The remark names the op where matching stops.
+// RUN: FileCheck %s --check-prefix=LEFT < %t
+// Status: raised after normalization (projections kept): the batch_matmuls lifted over the collapses, torch-style transpose and broadcast copies read through, Q and V held as [B, L, H, D] transposed to [B, H, L, D], the scores computed as K . Q^T and then transposed computed as Q . K^T directly; the mask is a zero constant (TF's export) and folds away; Q keeps its 0.125 pre-scaling (scale = 1.0).
 !multi_head_attention_input_tensor_t  = tensor<32x8x128xf32> // batch_size, embedding_size, seq_length
 !multi_head_attention_output_tensor_t  = tensor<32x8x128xf32> // batch_size, embedding_size, seq_length
 func.func @multi_head_attention(
@@ -230,5 +231,8 @@ func.func @multi_head_attention(
     return %148 : !multi_head_attention_output_tensor_t
 }
 
-// REMARK: tpp-mlir-bert-mha-kqt-transposed-prescaled.mlir:212:21: remark: cp-raise-attention: not raised: P is not a softmax (linalg.softmax, a division by the row sum, or tosa.mul by a reciprocal)
+// REMARK: tpp-mlir-bert-mha-kqt-transposed-prescaled.mlir:204:12: remark: cp-raise-attention: raised linalg, 4-D scores, normalized: broadcast or transpose copy x12, filled input x6, batch matmul over reshapes x2, [B, L, H, D] operand x3, unit-dim reshape read through x2, transposed scores x1
+// REMARK: tpp-mlir-bert-mha-kqt-transposed-prescaled.mlir:213:21: remark: cp-raise-attention: not raised: P is not a softmax (linalg.softmax, a division by the row sum, or tosa.mul by a reciprocal)
+// IR: cp.attention %{{.*}}, %{{.*}}, %{{.*}} on @cp grid_axes = [0] scale = 1.000000e+00
 // IR-NOT: cp.attention
+// LEFT-NOT: {{math.exp|tosa.exp|arith.maximumf|tosa.reduce_max|linalg.softmax}}

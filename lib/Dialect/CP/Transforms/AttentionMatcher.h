@@ -29,6 +29,17 @@ struct NearMiss {
   std::string reason;
   /// Stages matched before the miss: the larger, the nearer to attention.
   unsigned progress = 0;
+  /// The miss shows the candidate was not the contraction with V after all
+  /// (its P is not computed by anything softmax-like): at equal progress,
+  /// another candidate's miss is the nearer one.
+  bool candidateInDoubt = false;
+
+  /// Orders misses by nearness: progress, then a candidate not in doubt.
+  bool isNearerThan(unsigned otherProgress, bool otherInDoubt) const {
+    if (progress != otherProgress)
+      return progress > otherProgress;
+    return !candidateInDoubt && otherInDoubt;
+  }
 };
 
 /// Q, K or V as the matched IR holds it: `[batch..., L, D]` with 0 to 2

@@ -131,7 +131,7 @@ private:
   /// (the "P" of a candidate is not computed by anything softmax-like: the
   /// candidate is not the contraction with V).
   LogicalResult failBefore(Operation *at, const Twine &reason) {
-    miss = {at, reason.str(), progress - 1};
+    miss = {at, reason.str(), progress - 1, /*candidateInDoubt=*/true};
     return failure();
   }
 

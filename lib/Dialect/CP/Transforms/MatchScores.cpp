@@ -182,18 +182,26 @@ LogicalResult Matcher::replayTosa(Operation *op, unsigned scoreInput,
   Location loc = op->getLoc();
   auto scoreType = cast<RankedTensorType>(op->getResult(0).getType());
   Type element = scoreType.getElementType();
-  AffineMap identity =
-      AffineMap::getMultiDimIdentityMap(scoreType.getRank(), op->getContext());
   // An operand other than the scores: a splat constant or a tensor shaped
-  // like the scores.
+  // like the scores, or broadcast to them along dims of size 1 (read at 0).
   auto other = [&](Value v) -> Value {
     if (std::optional<double> c = constantFloat(v))
       return arith::ConstantOp::create(b, loc, element,
                                        b.getFloatAttr(element, *c));
-    if (v.getType() == scoreType ||
-        (cast<ShapedType>(v.getType()).getShape() == scoreType.getShape()))
-      return dataArgument(v, identity, b);
-    return Value();
+    ArrayRef<int64_t> shape = cast<ShapedType>(v.getType()).getShape();
+    if (shape.size() != scoreType.getShape().size())
+      return Value();
+    SmallVector<AffineExpr> exprs;
+    for (auto [i, size] : llvm::enumerate(shape)) {
+      if (size == scoreType.getDimSize(i))
+        exprs.push_back(b.getAffineDimExpr(i));
+      else if (size == 1)
+        exprs.push_back(b.getAffineConstantExpr(0));
+      else
+        return Value();
+    }
+    return dataArgument(
+        v, AffineMap::get(shape.size(), 0, exprs, op->getContext()), b);
   };
   if (auto mul = dyn_cast<tosa::MulOp>(op)) {
     if (!hasZeroShift(mul))
@@ -270,12 +278,28 @@ LogicalResult Matcher::splitScoreProgram() {
         rank, 0,
         {getAffineDimExpr(rank - 2, ctx), getAffineDimExpr(rank - 1, ctx)},
         ctx);
+    // Every score dim, or a broadcast over the batch dims (a constant 0
+    // for a dim of size 1: [1, 1, Lq, Lk] over [B, H, Lq, Lk]).
+    auto type = cast<RankedTensorType>(tensor.getType());
+    auto readsScoreDims = [&] {
+      if (map.getNumResults() != rank)
+        return false;
+      for (auto [i, e] : llvm::enumerate(map.getResults())) {
+        if (e == getAffineDimExpr(i, ctx))
+          continue;
+        auto c = dyn_cast<AffineConstantExpr>(e);
+        if (!c || c.getValue() != 0 || i + 2 >= rank ||
+            type.getDimSize(i) != 1)
+          return false;
+      }
+      return true;
+    };
     if (map == matrix)
       m.dataMaskIsMatrix = true;
-    else if (!isIdentity(map, rank))
-      return fail(at, "the data mask is indexed by neither (q, k) nor every "
-                      "score dim");
-    auto type = cast<RankedTensorType>(tensor.getType());
+    else if (!readsScoreDims())
+      return fail(at, "the data mask is indexed by neither (q, k) nor the "
+                      "score dims (each, or broadcast from size 1 over a "
+                      "batch dim)");
     int64_t keys = type.getShape().back();
     if (groupSize != 1)
       return fail(at, "the mask tensor covers the " + Twine(keys) +
@@ -289,6 +313,13 @@ LogicalResult Matcher::splitScoreProgram() {
   };
 
   while (true) {
+    // s + 0 is s for the softmax: a zero's sign does not change exp.
+    if (auto add = result.getDefiningOp<arith::AddFOp>()) {
+      if (isConstant(add.getRhs(), 0.0) || isConstant(add.getLhs(), 0.0)) {
+        result = isConstant(add.getRhs(), 0.0) ? add.getLhs() : add.getRhs();
+        continue;
+      }
+    }
     if (auto select = result.getDefiningOp<arith::SelectOp>()) {
       if (isNegInf(select.getFalseValue()) &&
           !(dependencies(select.getCondition()) & onScore)) {

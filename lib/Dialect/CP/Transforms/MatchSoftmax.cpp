@@ -141,9 +141,20 @@ LogicalResult Matcher::matchRowReduction(Value v, bool isMax, Value &input) {
     if (!combinerIs(body, 0, 1))
       return fail(op, Twine("the ") + what + " does not combine with " +
                           (isMax ? "maximumf" : "addf"));
-    if (!isFilledWith(init, start))
+    // A max may also start from the lowest finite value of its type (what
+    // torch emits): exact for every row with a finite score, since no
+    // finite score is below it (docs/Raising.md).
+    bool lowest = false;
+    if (isMax) {
+      auto type = dyn_cast<FloatType>(getElementTypeOrSelf(init.getType()));
+      lowest = type && isFilledWith(init, APFloat::getLargest(
+                                              type.getFloatSemantics(),
+                                              /*Negative=*/true)
+                                              .convertToDouble());
+    }
+    if (!lowest && !isFilledWith(init, start))
       return fail(op, Twine("the ") + what + " does not start from " +
-                          (isMax ? "-inf" : "0"));
+                          (isMax ? "-inf (or the lowest finite value)" : "0"));
     m.ops.insert(op);
     return success();
   };

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "AttentionMatcher.h"
+#include "NormalizeAttention.h"
 #include "cp/Dialect/CP/IR/CPOps.h"
 #include "cp/Dialect/CP/IR/ModRegions.h"
 #include "cp/Dialect/CP/Transforms/Passes.h"
@@ -19,6 +20,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 
 namespace mlir::cp {
@@ -70,6 +72,78 @@ Value cloneComputation(OpBuilder &b, Value v, IRMapping &mapping) {
   return mapping.lookup(v);
 }
 
+/// A near miss to report: where, why, and how far the match got.
+struct ReportedMiss {
+  Location loc;
+  std::string reason;
+  unsigned progress;
+  bool candidateInDoubt;
+
+  bool isNearerThan(unsigned otherProgress, bool otherInDoubt) const {
+    return NearMiss{nullptr, "", progress, candidateInDoubt}.isNearerThan(
+        otherProgress, otherInDoubt);
+  }
+  /// `miss` is not nearer than this (ties go to the later miss, as before).
+  bool isNearerThan(const NearMiss &miss) const {
+    return isNearerThan(miss.progress, miss.candidateInDoubt);
+  }
+};
+
+/// What matching finds in a function, without rewriting it: how many
+/// attentions (with disjoint ops) and the nearest miss among the rest.
+struct Outcome {
+  unsigned matches = 0;
+  std::optional<ReportedMiss> nearest;
+};
+
+Outcome analyze(FunctionOpInterface function, int64_t groupSize) {
+  Outcome outcome;
+  llvm::DenseSet<Operation *> consumed;
+  SmallVector<NearMiss> misses;
+  function->walk([&](Operation *op) {
+    if (!isa<linalg::LinalgOp, tosa::MatMulOp>(op) || consumed.contains(op))
+      return;
+    NearMiss miss;
+    FailureOr<AttentionMatch> match = matchAttention(op, groupSize, miss);
+    if (failed(match)) {
+      misses.push_back(miss);
+      return;
+    }
+    consumed.insert(match->ops.begin(), match->ops.end());
+    ++outcome.matches;
+  });
+  for (const NearMiss &miss : misses) {
+    if (miss.progress == 0 || consumed.contains(miss.at))
+      continue;
+    if (!outcome.nearest ||
+        !outcome.nearest->isNearerThan(miss))
+      outcome.nearest = ReportedMiss{miss.at->getLoc(), miss.reason,
+                                     miss.progress, miss.candidateInDoubt};
+  }
+  return outcome;
+}
+
+/// The source form a match was recognized in, for the raised op's remark:
+/// the dialect, what normalization rewrote, the head layout and the masks.
+std::string describeForm(const AttentionMatch &match,
+                         const NormalizationLog &log) {
+  SmallVector<std::string> parts;
+  parts.push_back(isa<tosa::MatMulOp>(match.root) ? "tosa" : "linalg");
+  parts.push_back(std::to_string(match.scoreRank) + "-D scores");
+  if (!log.empty())
+    parts.push_back("normalized: " + describe(log));
+  if (match.kvGroup > 1)
+    parts.push_back("GQA " + std::to_string(match.kvGroup) + ":1");
+  if (match.dataMask)
+    parts.push_back(match.dataMaskIsMatrix ? "[Lq, Lk] mask tensor"
+                                           : "mask tensor");
+  if (!match.maskConditions.empty())
+    parts.push_back("index mask");
+  if (match.transformed)
+    parts.push_back("score transform");
+  return llvm::join(parts, ", ");
+}
+
 struct RaiseAttentionPass
     : public cp::impl::RaiseAttentionPassBase<RaiseAttentionPass> {
   using Base::Base;
@@ -91,7 +165,7 @@ private:
   /// Checks the grid for the attention at `at`, declaring it when
   /// grid-size asks for it.
   LogicalResult declareGrid(Operation *at);
-  void rewrite(AttentionMatch &match);
+  AttentionOp rewrite(AttentionMatch &match);
   void buildRegions(AttentionMatch &match, AttentionOp attention);
 
   SchemeAttr schemeAttr;
@@ -189,7 +263,7 @@ void RaiseAttentionPass::buildRegions(AttentionMatch &match,
   }
 }
 
-void RaiseAttentionPass::rewrite(AttentionMatch &match) {
+AttentionOp RaiseAttentionPass::rewrite(AttentionMatch &match) {
   Operation *root = match.root;
   Location loc = root->getLoc();
   OpBuilder b(root);
@@ -255,6 +329,7 @@ void RaiseAttentionPass::rewrite(AttentionMatch &match) {
     erased.insert(op);
     op->erase();
   }
+  return attention;
 }
 
 void RaiseAttentionPass::runOnOperation() {
@@ -274,6 +349,29 @@ void RaiseAttentionPass::runOnOperation() {
   for (auto function : module.getOps<FunctionOpInterface>()) {
     if (function.isExternal())
       continue;
+    // Front ends' forms: the function after the normalizing rewrites, when
+    // more attention matches there. A near miss is reported from whichever
+    // form came nearer.
+    Outcome outcome = analyze(function, size);
+    NormalizationLog log;
+    std::optional<ReportedMiss> normalizedMiss;
+    if (normalize && outcome.nearest) {
+      OwningOpRef<Operation *> copy = function->clone();
+      if (succeeded(normalizeAttentionForms(*copy, &log))) {
+        auto normalized = cast<FunctionOpInterface>(*copy);
+        Outcome after = analyze(normalized, size);
+        if (after.matches > outcome.matches) {
+          function.getFunctionBody().takeBody(normalized.getFunctionBody());
+        } else {
+          log.clear();
+          if (after.nearest &&
+              (!outcome.nearest || after.nearest->isNearerThan(
+                                       outcome.nearest->progress,
+                                       outcome.nearest->candidateInDoubt)))
+            normalizedMiss = after.nearest;
+        }
+      }
+    }
     // Candidates: every contraction-like op, as they are now.
     SmallVector<Operation *> candidates;
     function->walk([&](Operation *op) {
@@ -297,19 +395,26 @@ void RaiseAttentionPass::runOnOperation() {
       if (failed(declareGrid(match->root)))
         return signalPassFailure();
       consumed.insert(match->ops.begin(), match->ops.end());
-      rewrite(*match);
+      std::string form = describeForm(*match, log);
+      AttentionOp attention = rewrite(*match);
+      if (reportNearMisses)
+        mlir::emitRemark(attention.getLoc(), "cp-raise-attention: raised ")
+            << form;
       ++raised;
       ++numRaised;
     }
     // The nearest miss among candidates that were not raised since.
-    const NearMiss *nearest = nullptr;
+    std::optional<ReportedMiss> nearest = normalizedMiss;
     for (auto [miss, candidate] : llvm::zip(misses, missedCandidates)) {
+      if (normalizedMiss)
+        break;
       if (consumed.contains(candidate) || consumed.contains(miss.at))
         continue;
       if (miss.progress == 0) // not a contraction
         continue;
-      if (!nearest || miss.progress >= nearest->progress)
-        nearest = &miss;
+      if (!nearest || !nearest->isNearerThan(miss))
+        nearest = ReportedMiss{miss.at->getLoc(), miss.reason, miss.progress,
+                               miss.candidateInDoubt};
     }
     StringRef name = SymbolTable::getSymbolName(function).getValue();
     if (raised == 0 && required.contains(name)) {
@@ -318,14 +423,14 @@ void RaiseAttentionPass::runOnOperation() {
                              "raise in @")
           << name << "; searched for " << describeAttentionForms();
       if (nearest)
-        error.attachNote(nearest->at->getLoc())
+        error.attachNote(nearest->loc)
             << "nearest candidate: " << nearest->reason;
       else
         error.attachNote() << "the function has no contraction";
       return signalPassFailure();
     }
     if (reportNearMisses && nearest)
-      nearest->at->emitRemark("cp-raise-attention: not raised: ")
+      mlir::emitRemark(nearest->loc, "cp-raise-attention: not raised: ")
           << nearest->reason;
   }
 }

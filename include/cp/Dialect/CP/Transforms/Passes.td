@@ -122,6 +122,14 @@ def RaiseAttentionPass : Pass<"cp-raise-attention", "ModuleOp"> {
     `report-near-misses` the nearest miss of each function is a remark;
     with `require-in` a listed function without attention is an error that
     says what was searched for and what came nearest.
+
+    Front ends rarely emit these forms as they are. With `normalize` (the
+    default) each function that holds a near miss is also tried after
+    cp-normalize-attention's exact rewrites (batched matmuls over reshapes
+    lifted, `[B, L, H, D]` operands and K Q^T scores, keepdim statistics,
+    copy generics, unused argmax results, the dialects' folds); when that raises more attention
+    the normalized function replaces the original, and each raised op's
+    `report-near-misses` remark names the forms normalized.
   }];
   let options = [
     Option<"grid", "grid", "std::string", /*default=*/"\"cp\"",
@@ -139,7 +147,10 @@ def RaiseAttentionPass : Pass<"cp-raise-attention", "ModuleOp"> {
     Option<"reportNearMisses", "report-near-misses", "bool",
            /*default=*/"false",
            "Emit a remark with the nearest candidate each function left "
-           "alone">
+           "alone, and one per raised op naming the forms it recognized">,
+    Option<"normalize", "normalize", "bool", /*default=*/"true",
+           "Also try each function after cp-normalize-attention's exact "
+           "rewrites, and keep them when more attention is raised">
   ];
   let statistics = [
     Statistic<"numRaised", "raised", "attention raised to cp.attention">
@@ -150,6 +161,50 @@ def RaiseAttentionPass : Pass<"cp-raise-attention", "ModuleOp"> {
     "::mlir::shard::ShardDialect",
     "::mlir::tensor::TensorDialect",
     "::mlir::cp::CPDialect"
+  ];
+}
+
+def NormalizeAttentionPass : Pass<"cp-normalize-attention"> {
+  let summary = "Rewrite front ends' attention forms into the ones cp-raise-attention matches";
+  let description = [{
+    Exact rewrites (the IR computes the same values) of the forms torch-mlir,
+    TOSA producers and other front ends emit around attention, into the
+    forms `cp-raise-attention` matches (docs/Raising.md, "Normalization"):
+
+    - a `tosa.matmul` or `linalg.batch_matmul` on rank-3 operands whose
+      batch dim merges several (an operand reshaped from `[B, H, L, D]`, or
+      the result reshaped into `[B, H, L, L]`) becomes one contraction
+      `linalg.generic` over the separate batch dims, reading through
+      transposes of its operands; the result is collapsed back, so the
+      reshapes around it cancel;
+    - a reshape of a reshape back to the first one's source type is that
+      source;
+    - a contraction input held as `[B, L, H, D]` (read through a
+      permutation that puts a sequence or feature dim before a batch dim)
+      is transposed to batch dims first; scores computed as K Q^T and read
+      transposed by their one user are computed as Q K^T;
+    - a keepdim statistic (an output `[.., L, 1]` written through a map
+      with a constant 0, as torch's `max.dim` and `sum.dim_IntList` with
+      `keepdim` lower) is computed as `[.., L]` and expanded; a generic
+      reading an `expand_shape` that only adds unit dims through constant
+      0s reads its source;
+    - an unused result of a generic whose computation the other results do
+      not need (the argmax of `max.dim`) is dropped;
+    - the canonicalizations and folds of tosa, tensor, linalg and arith
+      (`tosa.add` of zeros, `tosa.reciprocal` of a constant, fills read by
+      generics, dead ops).
+
+    `cp-raise-attention` runs these on a copy of each function with a near
+    miss; this pass runs them alone, to see what the matcher is given.
+  }];
+  let options = [
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Emit a remark counting the rewrites applied per form">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect"
   ];
 }
 

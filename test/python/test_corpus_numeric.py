@@ -1,0 +1,127 @@
+# RUN: %pytest %s
+"""Corpus functions (test/Raising/Corpus) end to end: the function as
+written, compiled by cp-compile through a plain linalg CPU pipeline (TOSA
+lowered first by stock mlir-opt's tosa-to-linalg passes) and run on one
+process over the global sequence, against the same function at the local
+length raised by cp-raise-attention and run under allgather, ulysses and
+ring on P MPI ranks, inputs and outputs split along the sequence.
+
+One function per form: torch-mlir's keepdim softmax with a rank-reduced max
+(class 1), rocMLIR's TOSA attention with collapse_shape between 4-D and 3-D
+(class 2), IREE's f16 keepdim attention with an identity add and a -65504
+max init (classes 1 and 3), and a torch-mlir BERT layer whose projections
+stay (classes 1 and 2). The sequence length is the corpus file's, except
+for IREE's (4096, replaced by 256 so that one f16 process runs it in
+seconds). Tolerance: max |err| 1e-4 for f32. For f16 the unraised
+function accumulates scores, row sums and P V in f16 (about sqrt(256) f16
+roundings of 2^-11 each: measured 1.4e-2 from exact), cp.attention in f32,
+so the two are compared at 3e-2, and the raised one is also held to 2e-3
+of plain float64 attention of the same f16 inputs (its f16 output rounding,
+2^-11 of |o| <= 1, with room for the f32 accumulation)."""
+
+import os
+import re
+import subprocess
+
+import numpy as np
+import pytest
+
+import cp_mlir
+from cp_mlir import _config
+
+CORPUS = os.path.join(os.path.dirname(__file__), "..", "Raising", "Corpus")
+TOSA_TO_LINALG = ("builtin.module(func.func(tosa-to-linalg-named,tosa-to-linalg,"
+                  "tosa-to-arith,tosa-to-tensor))")
+
+
+def with_length(text, old, new):
+    """The function with sequence length `old` replaced by `new` in every
+    shape (numbers delimited by non-digits)."""
+    return re.sub(r"(?<![0-9.])%d(?![0-9])" % old, str(new), text)
+
+
+def compile_text(text, tmp_path, name, function, scheme=None):
+    """cp-compile of `text` (after tosa-to-linalg when it holds tosa ops)."""
+    path = tmp_path / f"{name}.mlir"
+    path.write_text(text)
+    if "tosa." in text:
+        lowered = tmp_path / f"{name}.linalg.mlir"
+        subprocess.run(["mlir-opt", str(path), f"--pass-pipeline={TOSA_TO_LINALG}",
+                        "-o", str(lowered)], check=True)
+        path = lowered
+    return cp_mlir.compile_cpu(path.read_text(), scheme=scheme, function=function,
+                               output=str(tmp_path / f"{name}.so"))
+
+
+def raised(text, P, function):
+    """cp-raise-attention on the local function; it must raise."""
+    done = subprocess.run(
+        [_config.tool("cp-opt"), "-",
+         f"--cp-raise-attention=grid-size={P} require-in={function}"],
+        input=text, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "cp.attention" in done.stdout
+    return done.stdout
+
+
+CASES = [
+    # file, function, global length, global length used, P, tolerance
+    ("torchmlir-style-attention-block-f32-transpose-expand.mlir",
+     "attention_block", 128, 128, 4, 1e-4),
+    ("rocmlir-tosa-attention-collapse-4d-3d.mlir",
+     "self_attention_with_reshapes", 384, 384, 4, 1e-4),
+    ("iree-attention-block-f16-keepdim.mlir", "attention_block", 4096, 256, 2, 3e-2),
+    ("torchmlir-bert-mha-keepdim-argmax-4d.mlir", "forward", 384, 384, 2, 1e-4),
+]
+
+
+@pytest.mark.parametrize("name,function,length,S,P,tolerance", CASES,
+                         ids=[c[0].split("-")[0] + "-" + c[1] for c in CASES])
+def test_raised_equals_unraised(tmp_path, name, function, length, S, P, tolerance):
+    source = open(os.path.join(CORPUS, name)).read()
+    whole = with_length(source, length, S)
+    local = with_length(source, length, S // P)
+    reference = compile_text(whole, tmp_path, "whole", function)
+    rng = np.random.default_rng(5)
+    dtypes = {"f32": np.float32, "f16": np.float16}
+    inputs = [rng.uniform(-1, 1, shape).astype(dtypes[element])
+              for shape, element in reference.inputs]
+    expected = cp_mlir.run_cpu(reference, 1, inputs)
+
+    text = raised(local, P, function)
+    for scheme in ("allgather", "ulysses", "ring"):
+        program = compile_text(text, tmp_path, scheme, function, scheme=scheme)
+        got = cp_mlir.run_cpu(program, P, inputs)
+        assert got.shape == expected.shape
+        error = np.max(np.abs(got.astype(np.float64) - expected.astype(np.float64)))
+        assert error <= tolerance, f"{scheme}: max |err| {error:.3e}"
+        if got.dtype == np.float16:
+            exact = exact_attention(*inputs)
+            assert np.max(np.abs(got - exact)) <= 2e-3, scheme
+
+
+def exact_attention(q, k, v):
+    """softmax(Q K^T) V in float64 over [N, L, D] (IREE's function has
+    scale 1.0 and no mask)."""
+    q, k, v = (x.astype(np.float64) for x in (q, k, v))
+    s = np.einsum("nid,njd->nij", q, k)
+    p = np.exp(s - s.max(axis=-1, keepdims=True))
+    return np.einsum("nij,njd->nid", p / p.sum(axis=-1, keepdims=True), v)
+
+
+def test_unraised_on_shards_differs(tmp_path):
+    """The negative control: the local function compiled as written and run
+    on each shard attends only within the shard; it misses the reference by
+    far more than the tolerance, so the comparison above can fail."""
+    name, function, length, S, P, tolerance = CASES[0]
+    source = open(os.path.join(CORPUS, name)).read()
+    reference = compile_text(with_length(source, length, S), tmp_path, "whole",
+                             function)
+    rng = np.random.default_rng(5)
+    inputs = [rng.uniform(-1, 1, shape).astype(np.float32)
+              for shape, _ in reference.inputs]
+    expected = cp_mlir.run_cpu(reference, 1, inputs)
+    local = compile_text(with_length(source, length, S // P), tmp_path, "local",
+                         function)
+    got = cp_mlir.run_cpu(local, P, inputs)
+    assert np.max(np.abs(got - expected)) > 100 * tolerance
