@@ -4,10 +4,10 @@ Python tests compare against (no cp-mlir code involved)."""
 import numpy as np
 
 
-def attention(q, k, v, allowed=None, bias=None, scale=None):
-    """softmax(scale * q k^T + bias) v over [B, H, S, D] arrays, with GQA
-    (k/v heads repeated), `allowed` a boolean [S, S] mask (True = attend)
-    and fully masked rows giving 0."""
+def _weights(q, k, v, allowed=None, bias=None, scale=None):
+    """q, K and V with the K/V heads repeated for GQA (float64), the scale,
+    and the softmax weights P of scale * q k^T + bias under `allowed`
+    (fully masked rows all 0)."""
     q, k, v = (np.asarray(x, dtype=np.float64) for x in (q, k, v))
     groups = q.shape[1] // k.shape[1]
     k = np.repeat(k, groups, axis=1)
@@ -22,8 +22,16 @@ def attention(q, k, v, allowed=None, bias=None, scale=None):
     row_max = np.where(np.isfinite(row_max), row_max, 0.0)
     weights = np.exp(scores - row_max)
     total = weights.sum(axis=-1, keepdims=True)
-    weights = np.divide(weights, total, out=np.zeros_like(weights), where=total > 0)
-    return np.einsum("bhqk,bhkd->bhqd", weights, v)
+    p = np.divide(weights, total, out=np.zeros_like(weights), where=total > 0)
+    return q, k, v, scale, p
+
+
+def attention(q, k, v, allowed=None, bias=None, scale=None):
+    """softmax(scale * q k^T + bias) v over [B, H, S, D] arrays, with GQA
+    (k/v heads repeated), `allowed` a boolean [S, S] mask (True = attend)
+    and fully masked rows giving 0."""
+    _, _, v, _, p = _weights(q, k, v, allowed, bias, scale)
+    return np.einsum("bhqk,bhkd->bhqd", p, v)
 
 
 def causal(s):
@@ -36,19 +44,9 @@ def attention_grad(q, k, v, grad_output, allowed=None, scale=None):
     weights, dV = P^T dO, dP = dO V^T, dS = P * (dP - rowsum(dP * P)),
     dQ = scale dS K, dK = scale dS^T Q. GQA: the heads of a group add their
     dk/dv into the group's one head."""
-    q, k, v, do = (np.asarray(x, dtype=np.float64) for x in (q, k, v, grad_output))
-    groups = q.shape[1] // k.shape[1]
-    ke = np.repeat(k, groups, axis=1)
-    ve = np.repeat(v, groups, axis=1)
-    scale = 1.0 / np.sqrt(q.shape[-1]) if scale is None else scale
-    scores = scale * np.einsum("bhqd,bhkd->bhqk", q, ke)
-    if allowed is not None:
-        scores = np.where(allowed, scores, -np.inf)
-    row_max = scores.max(axis=-1, keepdims=True)
-    row_max = np.where(np.isfinite(row_max), row_max, 0.0)
-    weights = np.exp(scores - row_max)
-    total = weights.sum(axis=-1, keepdims=True)
-    p = np.divide(weights, total, out=np.zeros_like(weights), where=total > 0)
+    groups = np.shape(q)[1] // np.shape(k)[1]
+    q, ke, ve, scale, p = _weights(q, k, v, allowed, None, scale)
+    do = np.asarray(grad_output, dtype=np.float64)
     dv = np.einsum("bhqk,bhqd->bhkd", p, do)
     dp = np.einsum("bhqd,bhkd->bhqk", do, ve)
     ds = p * (dp - (dp * p).sum(axis=-1, keepdims=True))

@@ -56,13 +56,6 @@ private:
     Value p, dt;
   };
 
-  Value lessThan(Value x, Value y) {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x, y);
-  }
-  Value andI(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
-  Value select(Value c, Value x, Value y) {
-    return arith::SelectOp::create(b, loc, c, x, y);
-  }
   Value fmul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
   Value fma(Value x, Value y, Value z) {
     return math::FmaOp::create(b, loc, x, y, z);

@@ -67,13 +67,6 @@ public:
   void build();
 
 private:
-  Value lessThan(Value x, Value y) {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x, y);
-  }
-  Value andI(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
-  Value select(Value c, Value x, Value y) {
-    return arith::SelectOp::create(b, loc, c, x, y);
-  }
   Value fadd(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
   Value fmul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
   Value fmax(Value x, Value y) {

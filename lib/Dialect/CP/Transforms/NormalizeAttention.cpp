@@ -44,6 +44,17 @@ LogicalResult mlir::cp::normalizeAttentionForms(Operation *root,
   return applyPatternsGreedily(root, std::move(patterns));
 }
 
+void mlir::cp::normalize::readInputAs(PatternRewriter &rewriter,
+                                      linalg::GenericOp op, OpOperand *input,
+                                      Value value, AffineMap map) {
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  maps[input->getOperandNumber()] = map;
+  rewriter.modifyOpInPlace(op, [&] {
+    input->set(value);
+    op.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
+  });
+}
+
 std::string mlir::cp::describe(const NormalizationLog &log) {
   std::string text;
   for (auto [form, count] : log) {

@@ -360,13 +360,8 @@ struct BatchDimsFirst : Logged<OpRewritePattern<linalg::GenericOp>> {
       Value transposed =
           linalg::TransposeOp::create(rewriter, loc, in->get(), init, perm)
               ->getResult(0);
-      SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-      maps[in->getOperandNumber()] =
-          AffineMap::get(map.getNumDims(), 0, exprs, op.getContext());
-      rewriter.modifyOpInPlace(op, [&] {
-        in->set(transposed);
-        op.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
-      });
+      readInputAs(rewriter, op, in, transposed,
+                  AffineMap::get(map.getNumDims(), 0, exprs, op.getContext()));
       record();
       return success();
     }
@@ -434,13 +429,8 @@ struct TransposedScores : Logged<OpRewritePattern<linalg::GenericOp>> {
         use->set(body->getArgument(1));
       for (OpOperand *use : second)
         use->set(body->getArgument(0));
-      SmallVector<AffineMap> userMaps = user.getIndexingMapsArray();
-      userMaps[in->getOperandNumber()] =
-          AffineMap::getMultiDimIdentityMap(rank, ctx);
-      rewriter.modifyOpInPlace(user, [&] {
-        in->set(swapped.getResult(0));
-        user.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(userMaps));
-      });
+      readInputAs(rewriter, user, in, swapped.getResult(0),
+                  AffineMap::getMultiDimIdentityMap(rank, ctx));
       rewriter.eraseOp(c);
       record();
       return success();

@@ -164,12 +164,7 @@ struct UnitReshapeIntoInput : Logged<OpRewritePattern<linalg::GenericOp>> {
       }
       if (!map)
         continue;
-      SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-      maps[in->getOperandNumber()] = *map;
-      rewriter.modifyOpInPlace(op, [&] {
-        in->set(source);
-        op.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
-      });
+      readInputAs(rewriter, op, in, source, *map);
       record();
       return success();
     }
@@ -243,13 +238,8 @@ struct CopyIntoConsumer : Logged<OpRewritePattern<linalg::GenericOp>> {
       auto copy = copyOf(in->get());
       if (!copy)
         continue;
-      SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-      maps[in->getOperandNumber()] =
-          copy->second.compose(maps[in->getOperandNumber()]);
-      rewriter.modifyOpInPlace(op, [&] {
-        in->set(copy->first);
-        op.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
-      });
+      readInputAs(rewriter, op, in, copy->first,
+                  copy->second.compose(op.getMatchingIndexingMap(in)));
       record();
       return success();
     }

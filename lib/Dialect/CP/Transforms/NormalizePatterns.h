@@ -11,6 +11,7 @@
 #define CP_LIB_DIALECT_CP_TRANSFORMS_NORMALIZEPATTERNS_H
 
 #include "NormalizeAttention.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -30,6 +31,10 @@ struct Logged : Base {
   NormalizationLog *log;
   StringRef form;
 };
+
+/// `op` reads `value` through `map` where it read `input`.
+void readInputAs(PatternRewriter &rewriter, linalg::GenericOp op,
+                 OpOperand *input, Value value, AffineMap map);
 
 inline ArrayRef<int64_t> shapeOf(Value v) {
   return cast<ShapedType>(v.getType()).getShape();
