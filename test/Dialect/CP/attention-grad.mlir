@@ -135,3 +135,59 @@ func.func @grad_kv_types(%q: tensor<1x8x64x32xbf16>, %k: tensor<1x2x64x32xbf16>,
       -> tensor<1x8x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x32xbf16>
   return
 }
+
+// -----
+
+// The backward of a causal forward stated without its mask: it would
+// recompute probabilities of another attention from the forward's lse.
+shard.grid @cp(shape = 4)
+
+func.func @lse_of_another_mask(%q: tensor<1x8x64x32xf32>, %k: tensor<1x2x64x32xf32>,
+                               %v: tensor<1x2x64x32xf32>, %do: tensor<1x8x64x32xf32>) {
+  %o, %lse = cp.attention %q, %k, %v on @cp grid_axes = [0] mask = causal
+      : tensor<1x8x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32>
+      -> tensor<1x8x64x32xf32>, tensor<1x8x64xf32>
+  // expected-error @+1 {{differentiates a cp.attention with mask = causal, but has mask = none; the backward recomputes the forward's probabilities from its lse, so it must state the forward's mask, scale, grid, layout and regions}}
+  %dq, %dk, %dv = cp.attention_grad %q, %k, %v, %o, %lse, %do on @cp grid_axes = [0]
+      : tensor<1x8x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32>,
+        tensor<1x8x64x32xf32>, tensor<1x8x64xf32>, tensor<1x8x64x32xf32>
+      -> tensor<1x8x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32>
+  return
+}
+
+// -----
+
+shard.grid @cp(shape = 4)
+
+func.func @lse_of_another_scale(%q: tensor<1x8x64x32xf32>, %k: tensor<1x2x64x32xf32>,
+                                %v: tensor<1x2x64x32xf32>, %do: tensor<1x8x64x32xf32>) {
+  %o, %lse = cp.attention %q, %k, %v on @cp grid_axes = [0] scale = 0.5
+      : tensor<1x8x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32>
+      -> tensor<1x8x64x32xf32>, tensor<1x8x64xf32>
+  // expected-error @+1 {{differentiates a cp.attention with scale = 5.000000e-01, but has scale = none}}
+  %dq, %dk, %dv = cp.attention_grad %q, %k, %v, %o, %lse, %do on @cp grid_axes = [0]
+      : tensor<1x8x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32>,
+        tensor<1x8x64x32xf32>, tensor<1x8x64xf32>, tensor<1x8x64x32xf32>
+      -> tensor<1x8x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32>
+  return
+}
+
+// -----
+
+shard.grid @cp(shape = 4)
+
+func.func @output_of_another_forward(%q: tensor<1x8x64x32xf32>, %k: tensor<1x2x64x32xf32>,
+                                     %v: tensor<1x2x64x32xf32>, %do: tensor<1x8x64x32xf32>) {
+  %o, %lse = cp.attention %q, %k, %v on @cp grid_axes = [0]
+      : tensor<1x8x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32>
+      -> tensor<1x8x64x32xf32>, tensor<1x8x64xf32>
+  %o2 = cp.attention %q, %k, %v on @cp grid_axes = [0] mask = causal
+      : tensor<1x8x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32>
+      -> tensor<1x8x64x32xf32>
+  // expected-error @+1 {{takes its output and its lse from two different cp.attention ops; both must come from the forward it differentiates}}
+  %dq, %dk, %dv = cp.attention_grad %q, %k, %v, %o2, %lse, %do on @cp grid_axes = [0]
+      : tensor<1x8x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32>,
+        tensor<1x8x64x32xf32>, tensor<1x8x64xf32>, tensor<1x8x64x32xf32>
+      -> tensor<1x8x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32>
+  return
+}

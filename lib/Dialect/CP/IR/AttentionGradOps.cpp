@@ -62,6 +62,73 @@ static LogicalResult verifyGradOperands(Operation *op, ShapedType q,
   return success();
 }
 
+/// Text of an optional attribute for a diagnostic ("none" when absent).
+static std::string attrText(Attribute attr) {
+  if (!attr)
+    return "none";
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  attr.print(os, /*elideType=*/true);
+  // cp's own attributes as the ops spell them: #cp.mask<causal> is causal.
+  StringRef body = text;
+  if (body.starts_with("#cp.") && body.ends_with(">") && body.contains('<'))
+    return body.drop_until([](char c) { return c == '<'; })
+        .drop_front()
+        .drop_back()
+        .str();
+  return text;
+}
+
+/// When `lse` (and `output`) come from a cp.attention, the backward
+/// recomputes that op's probabilities: it must state the same attention.
+static LogicalResult verifyAgreesWithForward(AttentionGradOp grad) {
+  auto forward = grad.getLse().getDefiningOp<AttentionOp>();
+  if (!forward)
+    return success();
+  if (forward.getLse() != grad.getLse())
+    return grad.emitOpError("expects lse to be the lse result of a "
+                            "cp.attention, got its output");
+  if (auto producer = grad.getOutput().getDefiningOp<AttentionOp>();
+      producer && producer != forward)
+    return grad.emitOpError("takes its output and its lse from two "
+                            "different cp.attention ops; both must come "
+                            "from the forward it differentiates");
+  struct Field {
+    StringRef name;
+    std::string forward, backward;
+  };
+  SmallVector<Field> fields{
+      {"mask", attrText(forward.getMaskAttr()), attrText(grad.getMaskAttr())},
+      {"scale", attrText(forward.getScaleAttr()),
+       attrText(grad.getScaleAttr())},
+      {"grid", attrText(forward.getGridAttr()), attrText(grad.getGridAttr())},
+      {"grid_axes", attrText(forward.getGridAxesAttr()),
+       attrText(grad.getGridAxesAttr())},
+      {"layout", stringifySequenceLayout(forward.getLayout()).str(),
+       stringifySequenceLayout(grad.getLayout()).str()},
+      {"mask_mod", forward.getMaskMod().empty() ? "none" : "a region",
+       grad.getMaskMod().empty() ? "none" : "a region"},
+      {"score_mod", forward.getScoreMod().empty() ? "none" : "a region",
+       grad.getScoreMod().empty() ? "none" : "a region"}};
+  for (const Field &f : fields)
+    if (f.forward != f.backward)
+      return grad.emitOpError("differentiates a cp.attention with ")
+             << f.name << " = " << f.forward << ", but has " << f.name
+             << " = " << f.backward
+             << "; the backward recomputes the forward's probabilities from "
+                "its lse, so it must state the forward's mask, scale, grid, "
+                "layout and regions";
+  bool sameModOperands =
+      llvm::equal(forward.getModOperands(), grad.getModOperands());
+  if (forward.getExplicitMask() != grad.getExplicitMask() || !sameModOperands)
+    return grad.emitOpError("differentiates a cp.attention with other ")
+           << (forward.getExplicitMask() != grad.getExplicitMask()
+                   ? "explicit_mask"
+                   : "mod_operands")
+           << " operands; pass the forward's own";
+  return success();
+}
+
 LogicalResult AttentionGradOp::verify() {
   if (failed(cp::detail::verifyShardedAttention(
           *this, getQuery().getType(), getKey().getType(), getValue().getType(),
@@ -81,10 +148,13 @@ LogicalResult AttentionGradOp::verify() {
     return emitOpError("expects lse to have shape [B, H, L] of the query, "
                        "got ")
            << lse << " for query " << q;
-  return verifyGradOperands(*this, q, getKey().getType(), getValue().getType(),
-                            getOutput().getType(), getGradOutput().getType(),
-                            getGradQuery().getType(), getGradKey().getType(),
-                            getGradValue().getType());
+  if (failed(verifyGradOperands(*this, q, getKey().getType(),
+                                getValue().getType(), getOutput().getType(),
+                                getGradOutput().getType(),
+                                getGradQuery().getType(), getGradKey().getType(),
+                                getGradValue().getType())))
+    return failure();
+  return verifyAgreesWithForward(*this);
 }
 
 LogicalResult
