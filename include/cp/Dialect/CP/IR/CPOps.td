@@ -175,7 +175,11 @@ def CP_AttentionGradOp : CP_GroupOp<"attention_grad",
     `grid`, `grid_axes`, `mask`, `explicit_mask`, `mask_mod`, `score_mod`,
     `mod_operands`, `scale`, `layout` and `scheme` are those of the
     forward and mean the same; the forward's shape rules apply (and the
-    scheme's). A `score_mod` must be differentiable (see
+    scheme's). When `lse` is the result of a `cp.attention` in the IR, the
+    verifier holds the two to it: that forward's mask, scale, grid, layout,
+    regions, explicit mask and mod operands must be these, and `output`
+    must be the same op's (the scheme may differ). A `score_mod` must be
+    differentiable (see
     `cp.local_attention_grad`). `cp-apply-scheme` rewrites the op into
     collectives and `cp.local_attention_grad` ops; each scheme's backward
     mirrors its forward (docs/Training.md §3).
