@@ -344,13 +344,12 @@ public:
       RingSchedule ring{p, s.localLen, zigzag};
       double shifts = ring.shiftsNeeded(pr.mask);
       double shift = collective(agBytes, 2, p);
-      double perStep = attention / (shifts + 1);
-      double exposed = shifts * (shift - m.overlap * std::min(shift, perStep));
+      double exposed = exposedShifts(shifts, shift, attention);
       double rowsMerged =
           zigzag ? (2.0 + 4.0 * shifts) * s.localLen / 2 : shifts * s.localLen;
       double mergeBytes =
           3.0 * s.batch * rowsMerged * s.heads * (s.valueDim + 1) * 4;
-      double launches = zigzag ? 3.0 + 2.0 * shifts : shifts + 1;
+      double launches = ringLaunches(zigzag, shifts);
       return {exposed, attention + mergeBytes / m.memoryBandwidth +
                            launches * m.launchOverhead};
     }
@@ -358,6 +357,19 @@ public:
       break;
     }
     return {0, attention};
+  }
+
+  /// The ring's shift time not hidden: each of `shifts` shifts of
+  /// `shift` seconds overlaps (by the machine's overlap factor) one step's
+  /// share of `attention`, the forward's or the backward's.
+  double exposedShifts(double shifts, double shift, double attention) const {
+    double perStep = attention / (shifts + 1);
+    return shifts * (shift - m.overlap * std::min(shift, perStep));
+  }
+  /// Kernel launches of a ring (one per step) or zigzag (two per step, three
+  /// for the first) over `shifts` shifts.
+  static double ringLaunches(bool zigzag, double shifts) {
+    return zigzag ? 3.0 + 2.0 * shifts : shifts + 1;
   }
 
   /// The backward's exposed communication and computation: `busiestFlops`
@@ -397,10 +409,9 @@ public:
       if (shifts == 0)
         return {0, attention + m.launchOverhead};
       double shift = collective(kv * (b + a), 2, p);
-      double perStep = attention / (shifts + 1);
-      double exposed = shifts * (shift - m.overlap * std::min(shift, perStep)) +
+      double exposed = exposedShifts(shifts, shift, attention) +
                        collective(kv * a, 1, p);
-      double launches = zigzag ? 3.0 + 2.0 * shifts : shifts + 1;
+      double launches = ringLaunches(zigzag, shifts);
       return {exposed, attention + launches * m.launchOverhead};
     }
     case SchemeKind::automatic:
