@@ -159,8 +159,8 @@ MlirModule cpAttentionLayerBuild(MlirContext ctx,
         v = body->getArgument(2);
   auto attention = AttentionOp::create(
       b, loc, result, lse, q, k, v, mask, /*mod_operands=*/ValueRange(),
-      gridName, ArrayRef<int16_t>{0}, maskKind, layout, scheme,
-      /*scale=*/FloatAttr());
+      gridName, ArrayRef<int16_t>{0}, maskKind, layout,
+      QueryPlacement::sharded, scheme, /*scale=*/FloatAttr());
   SmallVector<Value> returned = {attention.getResult()};
   if (spec->training) {
     auto grad = AttentionGradOp::create(

@@ -676,3 +676,47 @@ func.func @f(%q: tensor<1x8x16x32xbf16>, %k: tensor<1x2x16x32xbf16>, %v: tensor<
       : tensor<1x8x16x32xbf16>, tensor<1x2x16x32xbf16>, tensor<1x2x16x32xbf16> -> tensor<1x8x16x32xbf16>, tensor<1x8x16xbf16>
   return
 }
+
+// -----
+
+// Replicated queries: only K and V are sharded, in the contiguous layout.
+shard.grid @cp(shape = 2)
+func.func @f(%q: tensor<1x4x2x8xf32>, %k: tensor<1x2x16x8xf32>, %v: tensor<1x2x16x8xf32>) {
+  // expected-error @+1 {{with queries = replicated only K and V are sharded, in the contiguous layout; got layout = zigzag (shard the queries, or drop the layout)}}
+  %0 = cp.attention %q, %k, %v on @cp grid_axes = [0] layout = zigzag queries = replicated
+      : tensor<1x4x2x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x4x2x8xf32>
+  return
+}
+
+// -----
+
+shard.grid @cp(shape = 2)
+func.func @f(%q: tensor<1x4x2x8xf32>, %k: tensor<1x2x16x8xf32>, %v: tensor<1x2x16x8xf32>, %m: tensor<1x1x16x32xi1>) {
+  // expected-error @+1 {{explicit_mask query extent (16) must be the number of replicated queries Lq (2)}}
+  %0 = cp.attention %q, %k, %v explicit_mask %m on @cp grid_axes = [0] queries = replicated
+      : tensor<1x4x2x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x1x16x32xi1> -> tensor<1x4x2x8xf32>
+  return
+}
+
+// -----
+
+shard.grid @cp(shape = 2)
+func.func @f(%q: tensor<1x4x2x8xf32>, %k: tensor<1x2x16x8xf32>, %v: tensor<1x2x16x8xf32>) {
+  // expected-error @+1 {{cannot use scheme #cp.scheme<head_tail>: head_tail splits the queries' sequence, but with queries = replicated every process holds the same 2 queries and only K/V are sharded; use allgather, ulysses or ring}}
+  %0 = cp.attention %q, %k, %v on @cp grid_axes = [0] queries = replicated scheme = head_tail
+      : tensor<1x4x2x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x4x2x8xf32>
+  return
+}
+
+// -----
+
+shard.grid @cp(shape = 2)
+func.func @f(%q: tensor<1x4x16x8xf32>, %k: tensor<1x2x16x8xf32>, %v: tensor<1x2x16x8xf32>, %do: tensor<1x4x16x8xf32>) {
+  %o, %lse = cp.attention %q, %k, %v on @cp grid_axes = [0] queries = replicated
+      : tensor<1x4x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32> -> tensor<1x4x16x8xf32>, tensor<1x4x16xf32>
+  // expected-error @+1 {{differentiates a cp.attention with queries = replicated (a decode against a sharded KV cache), which has no backward; train with the queries sharded like K and V}}
+  %dq, %dk, %dv = cp.attention_grad %q, %k, %v, %o, %lse, %do on @cp grid_axes = [0]
+      : tensor<1x4x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x4x16x8xf32>, tensor<1x4x16xf32>, tensor<1x4x16x8xf32>
+      -> tensor<1x4x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>
+  return
+}

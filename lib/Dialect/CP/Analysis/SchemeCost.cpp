@@ -163,6 +163,14 @@ SmallVector<double> pairsPerRank(SchemeAttr scheme,
   MaskAttr m = pr.mask;
   SmallVector<double> pairs;
   for (int64_t r : modelledRanks(p)) {
+    // Replicated queries: rows 0..Lq-1 on every rank, against all keys
+    // (allgather, ring) or with a 1/P share of the heads (ulysses).
+    if (s.replicatedQueries) {
+      double rows = countVisiblePairs(m, 0, s.queryLen, len);
+      pairs.push_back(scheme.getKind() == SchemeKind::ulysses ? h / p * rows
+                                                              : h * rows);
+      continue;
+    }
     switch (scheme.getKind()) {
     case SchemeKind::allgather:
     case SchemeKind::ring:
@@ -342,11 +350,13 @@ public:
       // Steps no rank can see under the mask are not run.
       bool zigzag = scheme.getKind() == SchemeKind::zigzag;
       RingSchedule ring{p, s.localLen, zigzag};
-      double shifts = ring.shiftsNeeded(pr.mask);
+      // Replicated queries run every step (rows 0..Lq-1 on every rank).
+      double shifts = s.replicatedQueries ? double(p - 1)
+                                          : ring.shiftsNeeded(pr.mask);
       double shift = collective(agBytes, 2, p);
       double exposed = exposedShifts(shifts, shift, attention);
       double rowsMerged =
-          zigzag ? (2.0 + 4.0 * shifts) * s.localLen / 2 : shifts * s.localLen;
+          zigzag ? (2.0 + 4.0 * shifts) * s.localLen / 2 : shifts * s.queryLen;
       double mergeBytes =
           3.0 * s.batch * rowsMerged * s.heads * (s.valueDim + 1) * 4;
       double launches = ringLaunches(zigzag, shifts);

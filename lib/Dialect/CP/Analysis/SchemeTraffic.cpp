@@ -31,6 +31,10 @@ static int64_t qkvoShardElements(const AttentionShape &s) {
 /// when a window ends the ring early); the forward and backward count them.
 static int64_t ringShifts(SchemeAttr scheme, const AttentionShape &s,
                           MaskAttr mask) {
+  // Replicated queries sit at rows 0..Lq-1 whatever the rank: the ring
+  // runs every step.
+  if (s.replicatedQueries)
+    return s.groupSize - 1;
   RingSchedule ring{s.groupSize, s.localLen,
                     scheme.getKind() == SchemeKind::zigzag};
   return ring.shiftsNeeded(mask);
@@ -50,6 +54,14 @@ int64_t mlir::cp::bytesSentPerRank(SchemeAttr scheme, const AttentionShape &s,
   case SchemeKind::zigzag:
     return kvShardElements(s) * ringShifts(scheme, s, mask) * elementBytes;
   case SchemeKind::ulysses:
+    if (s.replicatedQueries) {
+      // K/V traded for heads; this rank's heads of O (and lse) gathered.
+      int64_t localOut = s.batch * s.queryLen * s.heads / p;
+      return (kvShardElements(s) / p * (p - 1) +
+              localOut * s.valueDim * (p - 1)) *
+                 elementBytes +
+             (withLse ? localOut * 4 * (p - 1) : 0);
+    }
     return qkvoShardElements(s) * (p - 1) / p * elementBytes +
            lseBytes / p * (p - 1);
   case SchemeKind::hybrid: {

@@ -93,6 +93,11 @@ static LogicalResult verifyAgreesWithForward(AttentionGradOp grad) {
     return grad.emitOpError("takes its output and its lse from two "
                             "different cp.attention ops; both must come "
                             "from the forward it differentiates");
+  if (forward.getQueries() == QueryPlacement::replicated)
+    return grad.emitOpError("differentiates a cp.attention with queries = "
+                            "replicated (a decode against a sharded KV "
+                            "cache), which has no backward; train with the "
+                            "queries sharded like K and V");
   struct Field {
     StringRef name;
     std::string forward, backward;
@@ -132,8 +137,8 @@ static LogicalResult verifyAgreesWithForward(AttentionGradOp grad) {
 LogicalResult AttentionGradOp::verify() {
   if (failed(cp::detail::verifyShardedAttention(
           *this, getQuery().getType(), getKey().getType(), getValue().getType(),
-          getOutput().getType(), getLayout(), getMaskMod(), getScoreMod(),
-          getModOperands(), getExplicitMask())))
+          getOutput().getType(), getLayout(), QueryPlacement::sharded,
+          getMaskMod(), getScoreMod(), getModOperands(), getExplicitMask())))
     return failure();
   if (!getScoreMod().empty() &&
       failed(verifyDifferentiableScoreMod(*this, getScoreMod().front())))
@@ -161,8 +166,8 @@ LogicalResult
 AttentionGradOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   return cp::detail::verifyShardedAttentionSymbols(
       *this, getGridAttr(), getGridAxes(), getQuery().getType(),
-      getKey().getType(), getValue().getType(), getExplicitMask(),
-      getSchemeAttr(), symbolTable);
+      getKey().getType(), getValue().getType(), QueryPlacement::sharded,
+      getExplicitMask(), getSchemeAttr(), symbolTable);
 }
 
 /// The rules of cp.local_attention_grad, shared by its tensor and buffer

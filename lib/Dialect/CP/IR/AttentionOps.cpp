@@ -176,11 +176,22 @@ static LogicalResult verifyLseShape(Operation *op, ShapedType q,
 
 LogicalResult mlir::cp::detail::verifyShardedAttention(
     Operation *op, ShapedType q, ShapedType k, ShapedType v, ShapedType out,
-    SequenceLayout layout, Region &maskMod, Region &scoreMod,
-    ValueRange modOperands, Value explicitMask) {
-  if (failed(verifyAttentionOperands(op, q, k, v, out, /*sameLength=*/true)))
+    SequenceLayout layout, QueryPlacement queries, Region &maskMod,
+    Region &scoreMod, ValueRange modOperands, Value explicitMask) {
+  bool replicated = queries == QueryPlacement::replicated;
+  if (failed(verifyAttentionOperands(op, q, k, v, out,
+                                     /*sameLength=*/!replicated)))
     return failure();
-  int64_t len = q.getDimSize(kSeq);
+  if (replicated && out.getElementType() != q.getElementType())
+    return op->emitOpError("expects result element type (")
+           << out.getElementType() << ") to match the query element type ("
+           << q.getElementType() << ")";
+  if (replicated && layout != SequenceLayout::contiguous)
+    return op->emitOpError("with queries = replicated only K and V are "
+                           "sharded, in the contiguous layout; got layout = ")
+           << stringifySequenceLayout(layout)
+           << " (shard the queries, or drop the layout)";
+  int64_t len = k.getDimSize(kSeq);
   if (layout == SequenceLayout::zigzag && isStatic(len) && len % 2 != 0)
     return op->emitOpError("layout = zigzag holds two chunks of L/2 rows and "
                            "needs an even local length L, got L = ")
@@ -196,11 +207,13 @@ LogicalResult mlir::cp::detail::verifyShardedAttention(
 LogicalResult mlir::cp::detail::verifyShardedAttentionSymbols(
     Operation *op, FlatSymbolRefAttr grid, ArrayRef<int16_t> gridAxes,
     RankedTensorType q, RankedTensorType k, RankedTensorType v,
-    Value explicitMask, SchemeAttr scheme, SymbolTableCollection &symbolTable) {
+    QueryPlacement queries, Value explicitMask, SchemeAttr scheme,
+    SymbolTableCollection &symbolTable) {
   FailureOr<int64_t> groupSize = verifyGroup(op, grid, gridAxes, symbolTable);
   if (failed(groupSize))
     return failure();
-  AttentionShape shape = AttentionShape::fromTypes(q, k, v, *groupSize);
+  AttentionShape shape =
+      AttentionShape::fromTypes(q, k, v, *groupSize, queries);
   int64_t localLen = shape.localLen, globalLen = shape.globalLen();
   int64_t unused = 0;
   if (isStatic(localLen) && isStatic(*groupSize) &&
@@ -215,8 +228,13 @@ LogicalResult mlir::cp::detail::verifyShardedAttentionSymbols(
       return op->emitOpError("explicit_mask key extent (")
              << keys << ") must equal the global sequence length S = P * L = "
              << *groupSize << " * " << localLen << " = " << globalLen;
-    if (isStatic(rows) && isStatic(globalLen) && rows != localLen &&
-        rows != globalLen)
+    if (shape.replicatedQueries) {
+      if (knownDifferent(rows, shape.queryLen))
+        return op->emitOpError("explicit_mask query extent (")
+               << rows << ") must be the number of replicated queries Lq ("
+               << shape.queryLen << ")";
+    } else if (isStatic(rows) && isStatic(globalLen) && rows != localLen &&
+               rows != globalLen)
       return op->emitOpError("explicit_mask query extent (")
              << rows << ") must be the local length L (" << localLen
              << ") or the global length S (" << globalLen << ")";
@@ -232,11 +250,14 @@ LogicalResult mlir::cp::detail::verifyShardedAttentionSymbols(
 LogicalResult AttentionOp::verify() {
   if (failed(detail::verifyShardedAttention(
           *this, getQuery().getType(), getKey().getType(), getValue().getType(),
-          getResult().getType(), getLayout(), getMaskMod(), getScoreMod(),
-          getModOperands(), getExplicitMask())))
+          getResult().getType(), getLayout(), getQueries(), getMaskMod(),
+          getScoreMod(), getModOperands(), getExplicitMask())))
     return failure();
   return getLse() ? verifyLseShape(*this, getQuery().getType(),
-                                   getLse().getType(), "L")
+                                   getLse().getType(),
+                                   getQueries() == QueryPlacement::replicated
+                                       ? "Lq"
+                                       : "L")
                   : success();
 }
 
@@ -244,8 +265,8 @@ LogicalResult
 AttentionOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   return detail::verifyShardedAttentionSymbols(
       *this, getGridAttr(), getGridAxes(), getQuery().getType(),
-      getKey().getType(), getValue().getType(), getExplicitMask(),
-      getSchemeAttr(), symbolTable);
+      getKey().getType(), getValue().getType(), getQueries(),
+      getExplicitMask(), getSchemeAttr(), symbolTable);
 }
 
 //===----------------------------------------------------------------------===//

@@ -25,11 +25,13 @@ LogicalResult verifyLocalAttention(Operation *op, ShapedType q, ShapedType k,
                                    Value maskValue, Value lseValue);
 
 /// The rules of cp.attention that need no symbol: BHSD shards of one local
-/// length (`out` is the forward's output), an even L for zigzag, the mod
-/// regions, and the explicit mask's layout.
+/// length (`out` is the forward's output; with replicated queries only K
+/// and V are shards, in the contiguous layout), an even L for zigzag, the
+/// mod regions, and the explicit mask's layout.
 LogicalResult verifyShardedAttention(Operation *op, ShapedType q, ShapedType k,
                                      ShapedType v, ShapedType out,
-                                     SequenceLayout layout, Region &maskMod,
+                                     SequenceLayout layout,
+                                     QueryPlacement queries, Region &maskMod,
                                      Region &scoreMod, ValueRange modOperands,
                                      Value explicitMask);
 
@@ -39,7 +41,8 @@ LogicalResult verifyShardedAttention(Operation *op, ShapedType q, ShapedType k,
 LogicalResult verifyShardedAttentionSymbols(
     Operation *op, FlatSymbolRefAttr grid, ArrayRef<int16_t> gridAxes,
     RankedTensorType q, RankedTensorType k, RankedTensorType v,
-    Value explicitMask, SchemeAttr scheme, SymbolTableCollection &symbolTable);
+    QueryPlacement queries, Value explicitMask, SchemeAttr scheme,
+    SymbolTableCollection &symbolTable);
 
 } // namespace mlir::cp::detail
 

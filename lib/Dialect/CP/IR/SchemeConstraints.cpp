@@ -18,14 +18,17 @@ static bool known(int64_t size) { return !ShapedType::isDynamic(size); }
 AttentionShape AttentionShape::fromTypes(RankedTensorType query,
                                          RankedTensorType key,
                                          RankedTensorType value,
-                                         int64_t groupSize) {
+                                         int64_t groupSize,
+                                         QueryPlacement queries) {
   return AttentionShape{query.getDimSize(0),
                         query.getDimSize(1),
                         key.getDimSize(1),
-                        query.getDimSize(2),
+                        key.getDimSize(2),
                         query.getDimSize(3),
                         value.getDimSize(3),
-                        groupSize};
+                        groupSize,
+                        queries == QueryPlacement::replicated,
+                        query.getDimSize(2)};
 }
 
 int64_t AttentionShape::globalLen() const {
@@ -98,7 +101,17 @@ SequenceLayout mlir::cp::schemeLayout(SchemeKind scheme) {
 
 std::optional<std::string>
 mlir::cp::findSchemeViolation(SchemeAttr scheme, const AttentionShape &shape) {
-  switch (scheme.getKind()) {
+  SchemeKind kind = scheme.getKind();
+  if (shape.replicatedQueries &&
+      (kind == SchemeKind::hybrid || kind == SchemeKind::head_tail ||
+       kind == SchemeKind::zigzag))
+    return llvm::formatv("{0} splits the queries' sequence, but with "
+                         "queries = replicated every process holds the same "
+                         "{1} queries and only K/V are sharded; use "
+                         "allgather, ulysses or ring",
+                         stringifySchemeKind(kind), shape.queryLen)
+        .str();
+  switch (kind) {
   case SchemeKind::allgather:
   case SchemeKind::ring:
   case SchemeKind::automatic:

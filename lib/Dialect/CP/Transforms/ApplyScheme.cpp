@@ -121,9 +121,12 @@ ApplySchemePass::schemeOf(ShardedOp op) {
            << (ShapedType::isDynamic(groupSize) ? std::string("?")
                                                 : std::to_string(groupSize))
            << " and query " << op.getQuery().getType();
+  QueryPlacement queries = QueryPlacement::sharded;
+  if constexpr (std::is_same_v<ShardedOp, AttentionOp>)
+    queries = op.getQueries();
   AttentionShape shape =
       AttentionShape::fromTypes(op.getQuery().getType(), op.getKey().getType(),
-                                op.getValue().getType(), groupSize);
+                                op.getValue().getType(), groupSize, queries);
   if (scheme.getKind() == SchemeKind::automatic)
     return op.emitOpError("has scheme auto, which cp-choose-scheme resolves: "
                           "run cp-choose-scheme before cp-apply-scheme (the "
@@ -239,7 +242,9 @@ FailureOr<SchemeAttr> ApplySchemePass::rewrite(AttentionOp op) {
       ++numAllGather;
       break;
     case SchemeKind::ulysses:
-      out = builder.rewriteUlysses(cp, /*outer=*/nullptr);
+      out = shape.replicatedQueries
+                ? builder.rewriteUlyssesReplicated(cp)
+                : builder.rewriteUlysses(cp, /*outer=*/nullptr);
       ++numUlysses;
       break;
     case SchemeKind::head_tail:

@@ -40,9 +40,12 @@ static LogicalResult chooseScheme(OpTy op, Operation *partner,
       !op.getValue().getType().hasStaticShape())
     return op.emitOpError("scheme auto needs static shapes and a static CP "
                           "group size to estimate costs");
+  QueryPlacement queries = QueryPlacement::sharded;
+  if constexpr (std::is_same_v<OpTy, AttentionOp>)
+    queries = op.getQueries();
   AttentionProblem problem{
       AttentionShape::fromTypes(q, op.getKey().getType(),
-                                op.getValue().getType(), groupSize),
+                                op.getValue().getType(), groupSize, queries),
       op.getMask(), op.getLayout(), q.getElementTypeBitWidth() / 8, passes};
   // A backward paired with its forward: one function, one training step.
   problem.fusedStep = partner != nullptr;

@@ -286,7 +286,8 @@ AttentionOp RaiseAttentionPass::rewrite(AttentionMatch &match) {
       /*mod_operands=*/ValueRange(),
       StringRef(grid), ArrayRef<int16_t>{0},
       MaskAttr::get(&getContext(), MaskKind::none), SequenceLayout::contiguous,
-      schemeAttr, b.getF32FloatAttr(static_cast<float>(match.scale)));
+      QueryPlacement::sharded, schemeAttr,
+      b.getF32FloatAttr(static_cast<float>(match.scale)));
   buildRegions(match, attention);
   b.setInsertionPointAfter(attention);
   Value result = attention.getResult();

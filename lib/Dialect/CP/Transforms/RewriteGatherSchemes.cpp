@@ -15,9 +15,34 @@ using namespace mlir::cp::detail;
 SchemeBuilder::Result SchemeBuilder::rewriteAllGather(const Group &cp) {
   Value k = allGather(cp, key, kSeqDim);
   Value v = allGather(cp, value, kSeqDim);
+  // Replicated queries start at global row 0 and their mask is [Lq, S].
+  if (shape.replicatedQueries)
+    return localAttention(query, k, v, index(0), index(0), mask);
   Value qOffset = mul(cp.index, shape.localLen);
   return localAttention(query, k, v, qOffset, index(0),
                         gatheredKeysMask(mask, qOffset));
+}
+
+/// Ulysses with replicated queries: each rank already holds every query,
+/// so it slices its heads' queries instead of trading them, trades K/V
+/// from sequence to heads, and the ranks' heads of the output (and lse)
+/// are all-gathered, since every rank returns every head.
+SchemeBuilder::Result SchemeBuilder::rewriteUlyssesReplicated(const Group &cp) {
+  int64_t localHeads = shape.heads / cp.size;
+  Value firstHead = mul(cp.index, localHeads);
+  Value q = slice(query, kHeadsDim, firstHead, localHeads);
+  Value k = allToAll(cp, key, kHeadsDim, kSeqDim);
+  Value v = allToAll(cp, value, kHeadsDim, kSeqDim);
+  Value m = mask && maskHasHeads(mask)
+                ? slice(mask, kHeadsDim, firstHead, localHeads)
+                : mask;
+  if (hasModRegions())
+    headOffset = firstHead;
+  Result local = localAttention(q, k, v, index(0), index(0), m);
+  Result result{allGather(cp, local.out, kHeadsDim), Value()};
+  if (local.lse)
+    result.lse = allGather(cp, local.lse, kHeadsDim);
+  return result;
 }
 
 /// Ulysses over `inner`; with `outer` (hybrid), K/V are then all-gathered

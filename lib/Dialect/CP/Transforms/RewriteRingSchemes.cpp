@@ -25,7 +25,34 @@ using namespace mlir::cp::detail;
 /// steps between them are one scf.for whose body decides visibility at run
 /// time, so the IR and the compile time do not grow with P (or, with
 /// unrollRing, one copy each): RingSteps.
+/// Ring with replicated queries: the queries stay, the K/V blocks travel
+/// round the group, and every rank merges all P blocks into the same
+/// output. Whether a structured mask hides a block depends on the block's
+/// position against rows 0..Lq-1, which the local attention applies at
+/// the block's global offset; every step is run (a fully hidden block
+/// gives lse -inf, which the merge ignores).
+SchemeBuilder::Result SchemeBuilder::rewriteRingReplicated(const Group &cp) {
+  RingSteps ring(*this, cp, MaskAttr::get(b.getContext(), MaskKind::none),
+                 /*zigzag=*/false, unrollRing);
+  SmallVector<Value> carried{key, value, Value(), Value()};
+  carried = ring.run(carried, [&](Value source, std::optional<int64_t>,
+                                  bool last, ValueRange in) {
+    Value k = in[0], v = in[1];
+    Value nextK = last ? k : shift(cp, k), nextV = last ? v : shift(cp, v);
+    Value kStart = mul(source, shape.localLen);
+    Value m = mask ? slice(mask, maskRowDim(mask) + 1, kStart, shape.localLen)
+                   : Value();
+    Partial part = partialAttention(query, k, v, index(0), kStart, m);
+    Partial acc{in[2], in[3]};
+    acc = acc.out ? merge(acc, part) : part;
+    return SmallVector<Value>{nextK, nextV, acc.out, acc.lse};
+  });
+  return {toStorageType(carried[2]), wantsLse() ? carried[3] : Value()};
+}
+
 SchemeBuilder::Result SchemeBuilder::rewriteRing(const Group &cp, bool zigzag) {
+  if (shape.replicatedQueries)
+    return rewriteRingReplicated(cp);
   RingSteps ring(*this, cp, op.getMask(), zigzag, unrollRing);
   int64_t chunks = ring.chunks();
   // Carried from step to step: the K/V block, then each query chunk's

@@ -263,6 +263,10 @@ public:
   Result rewriteUlysses(const Group &inner, const Group *outer);
   Result rewriteHeadTail(const Group &cp);
   Result rewriteRing(const Group &cp, bool zigzag);
+  /// The schemes for replicated queries (a decode against a sharded KV
+  /// cache); allgather handles them itself.
+  Result rewriteUlyssesReplicated(const Group &cp);
+  Result rewriteRingReplicated(const Group &cp);
 
   AttentionOp op;
   SchemeAttr scheme;

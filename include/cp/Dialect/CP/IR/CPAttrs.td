@@ -48,6 +48,21 @@ def CP_SequenceLayout : I32EnumAttr<"SequenceLayout",
   }];
 }
 
+def CP_QueryPlacement : I32EnumAttr<"QueryPlacement",
+    "how the queries of a cp.attention are placed on the CP group", [
+    I32EnumAttrCase<"sharded", 0>,
+    I32EnumAttrCase<"replicated", 1>
+  ]> {
+  let cppNamespace = "::mlir::cp";
+  let description = [{
+    `sharded`: the queries are the process's shard of the one sequence Q,
+    K and V share (self-attention), in the op's layout.
+    `replicated`: every process holds the same `Lq` queries (a decode step,
+    a few new tokens) and only K and V are sharded (a KV cache of `P * L`
+    entries); query row `i` has global position `i`.
+  }];
+}
+
 def CP_PartnerKind : I32EnumAttr<"PartnerKind", "exchange partner", [
     I32EnumAttrCase<"mirror", 0>
   ]> {

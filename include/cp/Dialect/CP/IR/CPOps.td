@@ -68,6 +68,18 @@ def CP_AttentionOp : CP_GroupOp<"attention",
     explicit mask rows) follow it. The layout is never inferred: a scheme
     that needs the other layout converts explicitly with `cp.relayout`.
 
+    `queries = replicated` is the decode reading: every process holds the
+    same `Lq` queries (`[B, H, Lq, D]`, any `Lq`, e.g. one new token) and
+    its contiguous shard of `L` keys and values of a KV cache of `S = P * L`
+    entries; the result (and lse) `[B, H, Lq, Dv]` is the same on every
+    process. Query row `i` has global position `i` for `mask` (so `causal`
+    lets row `i` see keys `0..i`), the mod regions and the explicit mask,
+    which is `[B|1, H|1, Lq, S]`. The layout must be `contiguous`; the
+    schemes that apply are allgather, ulysses (the local heads' queries are
+    sliced, the output all-gathered over heads) and ring (the queries stay,
+    the cache travels). Without it (`sharded`, the default) Q, K and V are
+    shards of one sequence and must have the same local length.
+
     `scheme` selects how `cp-apply-scheme` parallelizes the op; without it
     the pass's `scheme` option decides, and without either the pass fails.
     `auto` lets a cost model choose (`cp-choose-scheme`). `scale` defaults
@@ -135,6 +147,8 @@ def CP_AttentionOp : CP_GroupOp<"attention",
     DefaultValuedAttr<CP_MaskAttr, "::mlir::cp::MaskKind::none">:$mask,
     DefaultValuedAttr<CP_SequenceLayout,
                       "::mlir::cp::SequenceLayout::contiguous">:$layout,
+    DefaultValuedAttr<CP_QueryPlacement,
+                      "::mlir::cp::QueryPlacement::sharded">:$queries,
     OptionalAttr<CP_SchemeAttr>:$scheme,
     OptionalAttr<F32Attr>:$scale
   ));
@@ -149,6 +163,7 @@ def CP_AttentionOp : CP_GroupOp<"attention",
     `on` $grid `grid_axes` `=` $grid_axes
     (`mask` `=` custom<MaskKeyword>($mask)^)?
     (`layout` `=` $layout^)?
+    (`queries` `=` $queries^)?
     (`scheme` `=` custom<SchemeKeyword>($scheme)^)?
     (`scale` `=` $scale^)?
     (`mask_mod` $mask_mod^)? (`score_mod` $score_mod^)?

@@ -23,14 +23,20 @@ struct AttentionShape {
   int64_t batch;
   int64_t heads;     // H
   int64_t kvHeads;   // Hkv
-  int64_t localLen;  // L = S / P
+  int64_t localLen;  // L = S / P (of K and V; of Q too unless replicated)
   int64_t headDim;   // D
   int64_t valueDim;  // Dv
   int64_t groupSize; // P
+  /// The queries are the same on every process (decode against a sharded
+  /// KV cache); queryLen is their number Lq. Otherwise queryLen = L.
+  bool replicatedQueries = false;
+  int64_t queryLen = 0; // Lq
 
-  /// Reads B, H, Hkv, L, D, Dv from BHSD query/key/value types.
-  static AttentionShape fromTypes(RankedTensorType query, RankedTensorType key,
-                                  RankedTensorType value, int64_t groupSize);
+  /// Reads B, H, Hkv, L, Lq, D, Dv from BHSD query/key/value types.
+  static AttentionShape
+  fromTypes(RankedTensorType query, RankedTensorType key,
+            RankedTensorType value, int64_t groupSize,
+            QueryPlacement queries = QueryPlacement::sharded);
   int64_t globalLen() const;
 };
 
