@@ -9,8 +9,10 @@ ring on P MPI ranks, inputs and outputs split along the sequence.
 One function per form: torch-mlir's keepdim softmax with a rank-reduced max
 (class 1), rocMLIR's TOSA attention with collapse_shape between 4-D and 3-D
 (class 2), IREE's f16 keepdim attention with an identity add and a -65504
-max init (classes 1 and 3), and a torch-mlir BERT layer whose projections
-stay (classes 1 and 2). The sequence length is the corpus file's, except
+max init (classes 1 and 3), a torch-mlir BERT layer whose projections
+stay (classes 1 and 2), and rocMLIR's f16 causal decode (class 4, with its
+mask from iota constants selected to -inf: class 3), whose queries every
+rank holds while the K/V cache is split. The sequence length is the corpus file's, except
 for IREE's (4096, replaced by 256 so that one f16 process runs it in
 seconds). Tolerance: max |err| 1e-4 for f32. For f16 the unraised
 function accumulates scores, row sums and P V in f16 (about sqrt(256) f16
@@ -45,8 +47,11 @@ def compile_text(text, tmp_path, name, function, scheme=None):
     path = tmp_path / f"{name}.mlir"
     path.write_text(text)
     if "tosa." in text:
+        # Stock mlir-opt for the function as written; a raised one that
+        # keeps tosa ops around its cp.attention needs cp-opt's parser.
+        tool = _config.tool("cp-opt") if "cp.attention" in text else "mlir-opt"
         lowered = tmp_path / f"{name}.linalg.mlir"
-        subprocess.run(["mlir-opt", str(path), f"--pass-pipeline={TOSA_TO_LINALG}",
+        subprocess.run([tool, str(path), f"--pass-pipeline={TOSA_TO_LINALG}",
                         "-o", str(lowered)], check=True)
         path = lowered
     return cp_mlir.compile_cpu(path.read_text(), scheme=scheme, function=function,
@@ -125,3 +130,66 @@ def test_unraised_on_shards_differs(tmp_path):
                          function)
     got = cp_mlir.run_cpu(local, P, inputs)
     assert np.max(np.abs(got - expected)) > 100 * tolerance
+
+
+DECODE = "rocmlir-tosa-causal-iota-select-f16.mlir"
+
+
+def decode_text(source, keys):
+    """rocMLIR's causal decode function with `keys` keys (64 in the file):
+    the K/V sizes and every 0..63 iota constant rewritten for that length."""
+    text = source.replace("262144", str(32 * keys * 128))
+    text = re.sub(r"\[0, 1, 2, [0-9, ]*, 63\]",
+                  "[" + ", ".join(str(i) for i in range(keys)) + "]", text)
+    return with_length(text, 64, keys)
+
+
+def exact_decode(packed, k, v):
+    """The function's attention in float64: Q = heads 0..31 of the packed
+    QKV's 2 rows, K and V [32, 64, 128], scale the file's f16 constant,
+    query row i sees keys 0..i; the output as the function returns it."""
+    q = packed.astype(np.float64).reshape(2, 96, 128).transpose(1, 0, 2)[:32]
+    k = k.astype(np.float64).reshape(32, -1, 128)
+    v = v.astype(np.float64).reshape(32, -1, 128)
+    s = np.einsum("hid,hjd->hij", q, k) * float(np.float16(8.837890e-02))
+    allowed = np.arange(k.shape[1])[None, :] <= np.arange(2)[:, None]
+    s = np.where(allowed, s, -np.inf)
+    p = np.exp(s - s.max(axis=-1, keepdims=True))
+    o = np.einsum("hij,hjd->hid", p / p.sum(axis=-1, keepdims=True), v)
+    return o.transpose(1, 0, 2).reshape(-1)
+
+
+def test_decode_raised_equals_unraised(tmp_path):
+    """Class 4, a decode: rocMLIR's f16 causal attention of 2 queries
+    (sliced from a packed QKV) against 64 keys, raised with queries =
+    replicated from the local function of 32 keys and run on 2 ranks (each
+    holding its half of the K/V cache, the same queries) under allgather,
+    ulysses and ring. Every rank must return the whole output; each copy is
+    held to the unraised function on one process (3e-2: f16 accumulation
+    in the original, as for IREE's) and to float64 attention (2e-3)."""
+    P, S = 2, 64
+    source = open(os.path.join(CORPUS, DECODE)).read()
+    function = "mlir_nokvcache_causal_attention"
+    reference = compile_text(source, tmp_path, "whole", function)
+    rng = np.random.default_rng(11)
+    packed = rng.uniform(-1, 1, 24576).astype(np.float16)
+    k = rng.uniform(-1, 1, (1, 32, S, 128)).astype(np.float16)
+    v = rng.uniform(-1, 1, (1, 32, S, 128)).astype(np.float16)
+    expected = cp_mlir.run_cpu(reference, 1, [packed, k.reshape(-1), v.reshape(-1)])
+    exact = exact_decode(packed, k, v)
+    assert np.max(np.abs(expected - exact)) <= 3e-2
+
+    # Rank r's argument is its [1, 32, S/P, 128] block of the cache,
+    # flattened: the runner splits the flat arrays into P contiguous blocks.
+    def by_rank(x):
+        return np.concatenate([b.reshape(-1) for b in np.split(x, P, axis=2)])
+
+    text = raised(decode_text(source, S // P), P, function)
+    assert "queries = replicated" in text and "mask = causal" in text
+    for scheme in ("allgather", "ulysses", "ring"):
+        program = compile_text(text, tmp_path, scheme, function, scheme=scheme)
+        got = cp_mlir.run_cpu(program, P, [packed, by_rank(k), by_rank(v)])
+        for rank, copy in enumerate(np.split(got, P)):
+            error = np.max(np.abs(copy.astype(np.float64) - expected))
+            assert error <= 3e-2, f"{scheme} rank {rank}: max |err| {error:.3e}"
+            assert np.max(np.abs(copy - exact)) <= 2e-3, f"{scheme} rank {rank}"

@@ -3,7 +3,8 @@
 // Adapted: dropped `attributes {rock.kernel, rock.arch = "##TOKEN_ARCH##"}`. Source already uses MLIR-22 TOSA syntax; otherwise verbatim.
 // RUN: cp-opt %s --cp-raise-attention="grid-size=1 report-near-misses=true" -o %t 2>&1 | FileCheck %s --check-prefix=REMARK
 // RUN: FileCheck %s --check-prefix=IR < %t
-// Status: not raised yet. Issue 16 class 2 (collapse/expand around the tosa.matmuls, Q sliced from packed QKV) and class 3 (causal mask from tosa iota compares selected to -inf); Lq = 2 against Lk = 64 (class 4). The remark names the op where matching stops.
+// RUN: FileCheck %s --check-prefix=LEFT < %t
+// Status: raised as a decode (queries = replicated: Lq = 2 queries against a K/V of 64 keys sharded on the sequence) after normalization: both tosa.matmuls lifted over the reshapes, K read through its tosa.transpose, and the mask replayed from its constants: iotas on the key and query dims, tosa.mul by ones, tosa.greater, the i1 -> i32 -> i8 -> i1 tosa.cast chain, and select(mask, -inf, s) with the scores on the false side, i.e. key <= query: mask = causal with query row i at position i.
 func.func @mlir_nokvcache_causal_attention(%arg0: tensor<24576xf16>, %arg1: tensor<262144xf16>, %arg2: tensor<262144xf16>) -> tensor<8192xf16> {
   %expanded = tensor.expand_shape %arg2 [[0, 1, 2, 3]] output_shape [1, 32, 64, 128] : tensor<262144xf16> into tensor<1x32x64x128xf16>
   %expanded_1 = tensor.expand_shape %arg1 [[0, 1, 2, 3]] output_shape [1, 32, 64, 128] : tensor<262144xf16> into tensor<1x32x64x128xf16>
@@ -50,5 +51,10 @@ func.func @mlir_nokvcache_causal_attention(%arg0: tensor<24576xf16>, %arg1: tens
   return %collapsed_12 : tensor<8192xf16>
 }
 
-// REMARK: rocmlir-tosa-causal-iota-select-f16.mlir:36:9: remark: cp-raise-attention: not raised: tosa.select keeps the scores where the mask is false
+// REMARK: rocmlir-tosa-causal-iota-select-f16.mlir:46:9: remark: cp-raise-attention: raised linalg, 4-D scores, normalized: batch matmul over reshapes x2, decode (queries replicated, K/V sharded), index mask
+// IR: %[[K:.*]] = tensor.expand_shape %arg1 {{.*}} into tensor<1x32x64x128xf16>
+// IR: %[[Q:.*]] = tensor.extract_slice {{.*}} to tensor<1x32x2x128xf16>
+// IR: %[[V:.*]] = tensor.expand_shape %arg2 {{.*}} into tensor<1x32x64x128xf16>
+// IR: cp.attention %[[Q]], %[[K]], %[[V]] on @cp grid_axes = [0] mask = causal queries = replicated scale = 0.0883789062 : tensor<1x32x2x128xf16>, tensor<1x32x64x128xf16>, tensor<1x32x64x128xf16> -> tensor<1x32x2x128xf16>
 // IR-NOT: cp.attention
+// LEFT-NOT: {{math.exp|tosa.exp|arith.maximumf|tosa.reduce_max|tosa.select|tosa.greater}}

@@ -49,5 +49,5 @@ func.func @mlir_attention(%arg0: tensor<12288xf16>, %arg1: tensor<4194304xf16>, 
   return %collapsed_11 : tensor<4096xf16>
 }
 
-// REMARK: rocmlir-tosa-decode-kvcache-seqlen-mask-f16.mlir:35:9: remark: cp-raise-attention: not raised: tosa.select keeps the scores where the mask is false
+// REMARK: rocmlir-tosa-decode-kvcache-seqlen-mask-f16.mlir:44:9: remark: cp-raise-attention: not raised: the mask condition is computed from a mask tensor (e.g. negated); cp.attention's explicit_mask is the tensor itself, true where a score is kept
 // IR-NOT: cp.attention

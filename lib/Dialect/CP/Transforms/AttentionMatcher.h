@@ -60,6 +60,9 @@ struct AttentionMatch {
   /// K and V hold H / kvGroup heads; query head h reads K/V head
   /// h / kvGroup (GQA written as a broadcast of K and V).
   int64_t kvGroup = 1;
+  /// Q and K have different lengths: raised with queries = replicated (a
+  /// decode step against a KV cache sharded on the sequence).
+  bool replicatedQueries = false;
   double scale = 1.0;
   /// A mask tensor read elementwise with the scores: i1 (true = attend) or
   /// additive. `dataMaskIsMatrix`: indexed by (q, k) only, else by every

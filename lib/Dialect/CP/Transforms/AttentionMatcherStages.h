@@ -150,6 +150,12 @@ private:
   LogicalResult replayTosa(Operation *op, unsigned scoreInput, OpBuilder &b,
                            Value &current);
   Value dataArgument(Value tensor, AffineMap map, OpBuilder &b);
+  /// A tensor read elementwise with scores of `scoreShape` (dims equal or
+  /// 1), replayed as a scalar of the score program when it is computed
+  /// from positions only: iota and splat constants and tosa integer
+  /// arithmetic, compares, casts and logical_not on them; null otherwise.
+  Value replayPositions(Value v, ArrayRef<int64_t> scoreShape, OpBuilder &b,
+                        unsigned depth);
   LogicalResult splitScoreProgram();
   unsigned dependencies(Value v);
   // Stage 4: operands.

@@ -175,10 +175,13 @@ LogicalResult Matcher::matchOperands(const Contraction &qk) {
   };
   int64_t queries = q.getShape()[q.getRank() - 2];
   int64_t keys = seqLength(m.key);
-  if (keys != queries || seqLength(m.value) != keys)
-    return fail(m.root, Twine(queries) + " queries attend " + Twine(keys) +
-                            " keys: cross-attention; cp.attention shards one "
-                            "sequence for Q, K and V");
+  if (seqLength(m.value) != keys)
+    return fail(m.root, Twine(keys) + " keys against " +
+                            Twine(seqLength(m.value)) +
+                            " values: P V does not contract the keys");
+  // Fewer (or more) queries than keys: a decode step against a KV cache,
+  // the queries replicated and the cache sharded on the sequence.
+  m.replicatedQueries = keys != queries;
   if (batchRank > 0) {
     int64_t heads = q.getShape()[batchRank - 1];
     for (Value v : {m.key.value, m.value.value}) {

@@ -177,6 +177,154 @@ LogicalResult Matcher::replayGeneric(linalg::GenericOp g, unsigned scoreInput,
   return success();
 }
 
+/// `x` with casts between integer widths stripped, down to an i1 it was
+/// extended from (a tosa.cast chain i1 -> i32 -> i8 -> i1 keeps the bool).
+static Value boolSource(Value x) {
+  while (true) {
+    if (x.getType().isInteger(1))
+      return x;
+    if (auto ext = x.getDefiningOp<arith::ExtUIOp>())
+      x = ext.getIn();
+    else if (auto trunc = x.getDefiningOp<arith::TruncIOp>())
+      x = trunc.getIn();
+    else
+      return Value();
+  }
+}
+
+/// `x` when it is an index_cast of an index value: positions compared in
+/// their integer type compare the same as the indices when no position
+/// overflows that type (`maxPosition` fits).
+static Value indexSource(Value x, int64_t maxPosition) {
+  auto cast = x.getDefiningOp<arith::IndexCastOp>();
+  if (!cast || !cast.getIn().getType().isIndex())
+    return Value();
+  unsigned width = x.getType().getIntOrFloatBitWidth();
+  if (width < 64 && maxPosition >= (int64_t(1) << (width - 1)))
+    return Value();
+  return cast.getIn();
+}
+
+static Value negate(OpBuilder &b, Location loc, Value c) {
+  if (auto cmp = c.getDefiningOp<arith::CmpIOp>())
+    return arith::CmpIOp::create(
+        b, loc, arith::invertPredicate(cmp.getPredicate()), cmp.getLhs(),
+        cmp.getRhs());
+  Value one = arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
+  return arith::XOrIOp::create(b, loc, c, one);
+}
+
+Value Matcher::replayPositions(Value v, ArrayRef<int64_t> scoreShape,
+                               OpBuilder &b, unsigned depth) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (!type || depth > 16 || type.getRank() != int64_t(scoreShape.size()) ||
+      !type.getElementType().isSignlessInteger())
+    return Value();
+  for (auto [size, scoreSize] : llvm::zip(type.getShape(), scoreShape))
+    if (size != scoreSize && size != 1)
+      return Value();
+  Location loc = v.getLoc();
+  Type element = type.getElementType();
+  int64_t maxPosition = *llvm::max_element(scoreShape);
+
+  DenseIntElementsAttr values;
+  if (matchPattern(v, m_Constant(&values))) {
+    if (values.isSplat())
+      return arith::ConstantOp::create(
+          b, loc, b.getIntegerAttr(element, values.getSplatValue<APInt>()));
+    // An iota along the one dim that is not 1: the position on that dim.
+    std::optional<unsigned> dim;
+    for (auto [i, size] : llvm::enumerate(type.getShape()))
+      if (size != 1) {
+        if (dim)
+          return Value();
+        dim = i;
+      }
+    if (!dim)
+      return Value();
+    int64_t expected = 0;
+    for (const APInt &value : values.getValues<APInt>())
+      if (value.getSExtValue() != expected++)
+        return Value();
+    return arith::IndexCastOp::create(b, loc, element,
+                                      program->getArgument(1 + *dim));
+  }
+
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return Value();
+  auto operand = [&](unsigned i) {
+    return replayPositions(def->getOperand(i), scoreShape, b, depth + 1);
+  };
+  auto isConstantInt = [](Value x, int64_t c) {
+    APInt value;
+    return matchPattern(x, m_ConstantInt(&value)) && value.getSExtValue() == c;
+  };
+  if (auto mul = dyn_cast<tosa::MulOp>(def)) {
+    if (!hasZeroShift(mul))
+      return Value();
+    Value l = operand(0), r = l ? operand(1) : Value();
+    if (!r)
+      return Value();
+    if (isConstantInt(r, 1))
+      return l;
+    if (isConstantInt(l, 1))
+      return r;
+    return arith::MulIOp::create(b, loc, l, r);
+  }
+  if (isa<tosa::AddOp, tosa::SubOp>(def)) {
+    Value l = operand(0), r = l ? operand(1) : Value();
+    if (!r)
+      return Value();
+    if (isConstantInt(r, 0))
+      return l;
+    if (isa<tosa::AddOp>(def)) {
+      if (isConstantInt(l, 0))
+        return r;
+      return arith::AddIOp::create(b, loc, l, r);
+    }
+    return arith::SubIOp::create(b, loc, l, r);
+  }
+  if (isa<tosa::GreaterOp, tosa::GreaterEqualOp, tosa::EqualOp>(def)) {
+    Value l = operand(0), r = l ? operand(1) : Value();
+    if (!r || !l.getType().isSignlessInteger())
+      return Value();
+    auto predicate = isa<tosa::GreaterOp>(def) ? arith::CmpIPredicate::sgt
+                     : isa<tosa::GreaterEqualOp>(def)
+                         ? arith::CmpIPredicate::sge
+                         : arith::CmpIPredicate::eq;
+    Value li = indexSource(l, maxPosition), ri = indexSource(r, maxPosition);
+    if (li && ri)
+      return arith::CmpIOp::create(b, loc, predicate, li, ri);
+    return arith::CmpIOp::create(b, loc, predicate, l, r);
+  }
+  if (auto cast = dyn_cast<tosa::CastOp>(def)) {
+    Value in = operand(0);
+    if (!in)
+      return Value();
+    unsigned from = in.getType().getIntOrFloatBitWidth();
+    unsigned to = element.getIntOrFloatBitWidth();
+    if (to == 1) {
+      if (Value bit = boolSource(in))
+        return bit;
+      Value zero = arith::ConstantOp::create(b, loc, b.getIntegerAttr(in.getType(), 0));
+      return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, in, zero);
+    }
+    if (from == to)
+      return in;
+    if (from == 1)
+      return arith::ExtUIOp::create(b, loc, element, in);
+    if (from > to)
+      return arith::TruncIOp::create(b, loc, element, in);
+    return arith::ExtSIOp::create(b, loc, element, in);
+  }
+  if (isa<tosa::LogicalNotOp>(def)) {
+    Value in = operand(0);
+    return in ? negate(b, loc, in) : Value();
+  }
+  return Value();
+}
+
 LogicalResult Matcher::replayTosa(Operation *op, unsigned scoreInput,
                                   OpBuilder &b, Value &current) {
   Location loc = op->getLoc();
@@ -219,15 +367,21 @@ LogicalResult Matcher::replayTosa(Operation *op, unsigned scoreInput,
     current = arith::AddFOp::create(b, loc, current, c);
     return success();
   }
+  // select(keep, s, -inf), or select(masked, -inf, s).
   auto select = cast<tosa::SelectOp>(op);
-  if (scoreInput != 1)
-    return fail(op, "tosa.select keeps the scores where the mask is false");
-  if (!isNegInf(select.getOnFalse()))
+  if (scoreInput == 0)
+    return fail(op, "tosa.select chooses by the scores");
+  bool inverted = scoreInput == 2;
+  if (!isNegInf(inverted ? select.getOnTrue() : select.getOnFalse()))
     return fail(op, "tosa.select fills masked scores with a value other "
                     "than -inf");
-  Value keep = other(select.getPred());
+  Value keep = replayPositions(select.getPred(), scoreType.getShape(), b, 0);
+  if (!keep)
+    keep = other(select.getPred());
   if (!keep)
     return fail(op, "tosa.select with a broadcast mask");
+  if (inverted)
+    keep = negate(b, loc, keep);
   Value fill = arith::ConstantOp::create(
       b, loc, element,
       b.getFloatAttr(element, -std::numeric_limits<double>::infinity()));
@@ -330,6 +484,10 @@ LogicalResult Matcher::splitScoreProgram() {
         else if (isDataArg(c) && c.getType().isInteger(1)) {
           if (failed(setDataMask(c)))
             return failure();
+        } else if (deps == onData) {
+          return fail(at, "the mask condition is computed from a mask tensor "
+                          "(e.g. negated); cp.attention's explicit_mask is "
+                          "the tensor itself, true where a score is kept");
         } else {
           return fail(at, "a mask condition mixes mask data with positions");
         }

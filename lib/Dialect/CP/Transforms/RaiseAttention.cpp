@@ -134,6 +134,8 @@ std::string describeForm(const AttentionMatch &match,
     parts.push_back("normalized: " + describe(log));
   if (match.kvGroup > 1)
     parts.push_back("GQA " + std::to_string(match.kvGroup) + ":1");
+  if (match.replicatedQueries)
+    parts.push_back("decode (queries replicated, K/V sharded)");
   if (match.dataMask)
     parts.push_back(match.dataMaskIsMatrix ? "[Lq, Lk] mask tensor"
                                            : "mask tensor");
@@ -286,7 +288,9 @@ AttentionOp RaiseAttentionPass::rewrite(AttentionMatch &match) {
       /*mod_operands=*/ValueRange(),
       StringRef(grid), ArrayRef<int16_t>{0},
       MaskAttr::get(&getContext(), MaskKind::none), SequenceLayout::contiguous,
-      QueryPlacement::sharded, schemeAttr,
+      match.replicatedQueries ? QueryPlacement::replicated
+                              : QueryPlacement::sharded,
+      schemeAttr,
       b.getF32FloatAttr(static_cast<float>(match.scale)));
   buildRegions(match, attention);
   b.setInsertionPointAfter(attention);
