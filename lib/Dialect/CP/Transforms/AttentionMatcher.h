@@ -49,6 +49,14 @@ struct AttentionInput {
   bool transposed = false;
 };
 
+/// A tensor a mask condition reads at batch and head positions only (the
+/// same on every rank): a mod operand of the raised op. `argument` is the
+/// score program's argument for `tensor` read through `map`.
+struct ModOperandRead {
+  Value argument, tensor;
+  AffineMap map;
+};
+
 /// softmax(score_mod(scale * Q K^T) masked) V found in the IR.
 struct AttentionMatch {
   /// The contraction with V, whose result the attention replaces.
@@ -79,6 +87,8 @@ struct AttentionMatch {
   OwningOpRef<func::FuncOp> scoreProgram;
   Value scaledScore, transformed;
   SmallVector<Value> maskConditions;
+  /// The tensors the mask conditions read (mod operands).
+  SmallVector<ModOperandRead> modReads;
   /// Rank of the score tensor: [batch..., Lq, Lk].
   unsigned scoreRank = 0;
 };

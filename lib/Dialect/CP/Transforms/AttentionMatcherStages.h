@@ -157,6 +157,7 @@ private:
   Value replayPositions(Value v, ArrayRef<int64_t> scoreShape, OpBuilder &b,
                         unsigned depth);
   LogicalResult splitScoreProgram();
+  bool readsOnlyBatchData(Value v);
   unsigned dependencies(Value v);
   // Stage 4: operands.
   LogicalResult matchOperands(const Contraction &qk);

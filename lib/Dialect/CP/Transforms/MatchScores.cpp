@@ -250,9 +250,22 @@ Value Matcher::replayPositions(Value v, ArrayRef<int64_t> scoreShape,
                                       program->getArgument(1 + *dim));
   }
 
+  // Data the positions are compared with (e.g. a sequence length per
+  // head), read broadcast like the scores.
+  auto data = [&]() -> Value {
+    if (depth == 0)
+      return Value();
+    SmallVector<AffineExpr> exprs;
+    for (auto [i, size] : llvm::enumerate(type.getShape()))
+      exprs.push_back(size == scoreShape[i] && size != 1
+                          ? b.getAffineDimExpr(i)
+                          : b.getAffineConstantExpr(0));
+    return dataArgument(
+        v, AffineMap::get(scoreShape.size(), 0, exprs, v.getContext()), b);
+  };
   Operation *def = v.getDefiningOp();
   if (!def)
-    return Value();
+    return data();
   auto operand = [&](unsigned i) {
     return replayPositions(def->getOperand(i), scoreShape, b, depth + 1);
   };
@@ -322,7 +335,7 @@ Value Matcher::replayPositions(Value v, ArrayRef<int64_t> scoreShape,
     Value in = operand(0);
     return in ? negate(b, loc, in) : Value();
   }
-  return Value();
+  return data();
 }
 
 LogicalResult Matcher::replayTosa(Operation *op, unsigned scoreInput,
@@ -387,6 +400,44 @@ LogicalResult Matcher::replayTosa(Operation *op, unsigned scoreInput,
       b.getFloatAttr(element, -std::numeric_limits<double>::infinity()));
   current = arith::SelectOp::create(b, loc, keep, current, fill);
   return success();
+}
+
+/// Every data the program value `v` reads is read at the batch (and
+/// head) position only, never at q or k: the same tensor on every rank
+/// (e.g. a sequence length per head), which a mask_mod may read as a mod
+/// operand. Records those reads in the match.
+bool Matcher::readsOnlyBatchData(Value v) {
+  SmallVector<Value> work{v};
+  DenseSet<Value> seen;
+  SmallVector<ModOperandRead> reads;
+  while (!work.empty()) {
+    Value x = work.pop_back_val();
+    if (!seen.insert(x).second)
+      continue;
+    if (auto arg = dyn_cast<BlockArgument>(x)) {
+      if (arg.getOwner() != program || arg.getArgNumber() <= m.scoreRank)
+        continue;
+      for (auto &[key, a] : dataArgs) {
+        if (a != arg)
+          continue;
+        auto [tensor, map] = key;
+        for (AffineExpr e : map.getResults())
+          if (auto d = dyn_cast<AffineDimExpr>(e);
+              d && d.getPosition() + 2 >= m.scoreRank)
+            return false;
+        reads.push_back({arg, tensor, map});
+      }
+      continue;
+    }
+    for (Value operand : x.getDefiningOp()->getOperands())
+      work.push_back(operand);
+  }
+  for (const ModOperandRead &read : reads)
+    if (llvm::none_of(m.modReads, [&](const ModOperandRead &r) {
+          return r.argument == read.argument;
+        }))
+      m.modReads.push_back(read);
+  return true;
 }
 
 unsigned Matcher::dependencies(Value v) {
@@ -480,6 +531,8 @@ LogicalResult Matcher::splitScoreProgram() {
         Value c = select.getCondition();
         unsigned deps = dependencies(c);
         if (deps == onIndex || deps == 0)
+          m.maskConditions.push_back(c);
+        else if (deps == (onIndex | onData) && readsOnlyBatchData(c))
           m.maskConditions.push_back(c);
         else if (isDataArg(c) && c.getType().isInteger(1)) {
           if (failed(setDataMask(c)))

@@ -140,7 +140,11 @@ std::string describeForm(const AttentionMatch &match,
     parts.push_back(match.dataMaskIsMatrix ? "[Lq, Lk] mask tensor"
                                            : "mask tensor");
   if (!match.maskConditions.empty())
-    parts.push_back("index mask");
+    parts.push_back(match.modReads.empty()
+                        ? "index mask"
+                        : "index mask reading " +
+                              std::to_string(match.modReads.size()) +
+                              " per-head tensor(s)");
   if (match.transformed)
     parts.push_back("score transform");
   return llvm::join(parts, ", ");
@@ -224,12 +228,15 @@ void RaiseAttentionPass::buildRegions(AttentionMatch &match,
   // A new region block with the region's arguments, the program's index
   // arguments ([batch..., q, k]) mapped to its positions (b, h, q_idx,
   // kv_idx; a single batch dim is the head dim, B = 1).
+  ValueRange modOperands = attention.getModOperands();
   auto createBody = [&](Region &region, bool isMask, IRMapping &mapping) {
     SmallVector<Type> types =
-        modArgumentTypes(&getContext(), isMask, /*modOperands=*/{});
+        modArgumentTypes(&getContext(), isMask, modOperands.getTypes());
     Block *body = b.createBlock(&region, {}, types,
                                 SmallVector<Location>(types.size(), loc));
-    ValueRange positions = body->getArguments().take_back(kMaskModPositions);
+    ValueRange positions =
+        body->getArguments().slice(isMask ? 0 : 1, kMaskModPositions);
+    ValueRange modArgs = body->getArguments().take_back(modOperands.size());
     if (rank == 4) {
       mapping.map(program.getArgument(1), positions[0]);
       mapping.map(program.getArgument(2), positions[1]);
@@ -238,6 +245,24 @@ void RaiseAttentionPass::buildRegions(AttentionMatch &match,
     }
     mapping.map(program.getArgument(rank - 1), positions[2]);
     mapping.map(program.getArgument(rank), positions[3]);
+    // The mod operands the conditions read, at the positions of the
+    // program's maps.
+    for (const ModOperandRead &read : match.modReads) {
+      auto at = llvm::find(modOperands, read.tensor);
+      SmallVector<Value> indices;
+      for (AffineExpr e : read.map.getResults()) {
+        if (auto d = dyn_cast<AffineDimExpr>(e))
+          indices.push_back(
+              mapping.lookup(program.getArgument(1 + d.getPosition())));
+        else
+          indices.push_back(arith::ConstantIndexOp::create(
+              b, loc, cast<AffineConstantExpr>(e).getValue()));
+      }
+      mapping.map(read.argument,
+                  tensor::ExtractOp::create(
+                      b, loc, modArgs[at - modOperands.begin()], indices)
+                      .getResult());
+    }
     return body;
   };
   if (match.transformed) {
@@ -283,9 +308,12 @@ AttentionOp RaiseAttentionPass::rewrite(AttentionMatch &match) {
       RankedTensorType::get({qType.getDimSize(0), qType.getDimSize(1),
                              qType.getDimSize(2), vType.getDimSize(3)},
                             qType.getElementType());
+  SmallVector<Value> modOperands;
+  for (const ModOperandRead &read : match.modReads)
+    if (!llvm::is_contained(modOperands, read.tensor))
+      modOperands.push_back(read.tensor);
   auto attention = AttentionOp::create(
-      b, loc, resultType, /*lse=*/Type(), q, k, v, mask,
-      /*mod_operands=*/ValueRange(),
+      b, loc, resultType, /*lse=*/Type(), q, k, v, mask, modOperands,
       StringRef(grid), ArrayRef<int16_t>{0},
       MaskAttr::get(&getContext(), MaskKind::none), SequenceLayout::contiguous,
       match.replicatedQueries ? QueryPlacement::replicated
