@@ -19,7 +19,8 @@ endforeach()
 target_include_directories(cp_runtime PUBLIC
   $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
 
-set(CP_EXPORTED_TARGETS ${CP_EXPORTED_LIBRARIES} CPMLIRCAPI cp_runtime cp-opt)
+set(CP_EXPORTED_TARGETS ${CP_EXPORTED_LIBRARIES} CPUpstreamCAPI CPMLIRCAPI cp_runtime
+    cp-opt)
 if(CP_ENABLE_CUDA)
   list(APPEND CP_EXPORTED_TARGETS cp_runtime_gpu)
 endif()

@@ -132,37 +132,6 @@ def test_unraised_on_shards_differs(tmp_path):
     assert np.max(np.abs(got - expected)) > 100 * tolerance
 
 
-def signature(text, function):
-    """The (shape, element) of each argument and result of `function`,
-    read from its header (1-D and N-D static tensors)."""
-    header = re.search(r"func\.func @%s\((.*?)\)\s*->\s*\(?(.*?)\)?\s*\{" % function,
-                       text).groups()
-
-    def tensors(part):
-        return [(tuple(int(d) for d in dims.split("x")[:-1]), dims.split("x")[-1])
-                for dims in re.findall(r"tensor<([0-9x]+[a-z0-9]+)>", part)]
-
-    return tensors(header[0]), tensors(header[1])
-
-
-def compile_with_cli(text, tmp_path, name, function, scheme):
-    """cp-opt's TOSA lowering and cp-compile --scheme, without parsing the
-    module in the Python process (whose context does not verify the
-    terminators of mod regions: docs/Embedding.md, known limit)."""
-    path = tmp_path / f"{name}.mlir"
-    path.write_text(text)
-    lowered = tmp_path / f"{name}.linalg.mlir"
-    subprocess.run([_config.tool("cp-opt"), str(path),
-                    f"--pass-pipeline={TOSA_TO_LINALG}", "-o", str(lowered)],
-                   check=True)
-    output = tmp_path / f"{name}.so"
-    subprocess.run([_config.tool("cp-compile"), str(lowered), "-o", str(output),
-                    f"--scheme={scheme}"], check=True)
-    inputs, results = signature(text, function)
-    return cp_mlir.CompiledProgram(str(output), function, inputs, results,
-                                   [f"arg{i}" for i in range(len(inputs))])
-
-
 DECODE = "rocmlir-tosa-causal-iota-select-f16.mlir"
 
 
@@ -276,7 +245,7 @@ def test_kvcache_decode_raised_equals_unraised(tmp_path):
     text = raised(kvcache_text(source, S // P), P, function)
     assert "queries = replicated" in text and "mod_operands" in text
     for scheme in ("allgather", "ulysses", "ring"):
-        program = compile_with_cli(text, tmp_path, scheme, function, scheme)
+        program = compile_text(text, tmp_path, scheme, function, scheme=scheme)
         got = cp_mlir.run_cpu(program, P, [packed, by_rank(k), by_rank(v), lengths])
         for rank, copy in enumerate(np.split(got, P)):
             error = np.max(np.abs(copy.astype(np.float64) - expected))

@@ -30,6 +30,40 @@ def test_parse_print_round_trip():
     module.verify()
 
 
+MOD_REGIONS = """
+shard.grid @cp(shape = 2)
+func.func @f(%q: tensor<1x4x8x8xf32>, %k: tensor<1x4x8x8xf32>, %v: tensor<1x4x8x8xf32>,
+             %seg: tensor<16xi32>) -> tensor<1x4x8x8xf32> {
+  %o = cp.attention %q, %k, %v mod_operands(%seg : tensor<16xi32>) on @cp grid_axes = [0]
+      mask_mod {
+      ^bb0(%b: index, %h: index, %qi: index, %ki: index, %s: tensor<16xi32>):
+        %a = tensor.extract %s[%qi] : tensor<16xi32>
+        %c = tensor.extract %s[%ki] : tensor<16xi32>
+        %same = arith.cmpi eq, %a, %c : i32
+        cp.yield %same : i1
+      } score_mod {
+      ^bb0(%x: f32, %b: index, %h: index, %qi: index, %ki: index, %s: tensor<16xi32>):
+        %t = math.tanh %x : f32
+        cp.yield %t : f32
+      } : tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32> -> tensor<1x4x8x8xf32>
+  return %o : tensor<1x4x8x8xf32>
+}
+"""
+
+
+def test_mod_regions_parse_and_verify():
+    """Regions ending in cp.yield verify in the Python process too: the
+    cp libraries and libMLIR.so agree on cp.yield being a terminator (the
+    upstream C API lives in a library of its own, lib/CAPI/CMakeLists.txt),
+    and a scheme applies to them."""
+    ctx = cp_mlir.Context()
+    module = ctx.parse(MOD_REGIONS)
+    module.verify()
+    assert "mask_mod" in str(module) and "score_mod" in str(module)
+    cp_mlir.apply_scheme(module, "ring")
+    assert "cp.local_attention" in str(module)
+
+
 def test_parse_error_carries_location_and_message():
     ctx = cp_mlir.Context()
     with pytest.raises(cp_mlir.MLIRError) as info:
