@@ -8,6 +8,7 @@
 // REPORT-DAG: batch matmul over reshapes x2
 // REPORT-DAG: keepdim statistic x2
 // REPORT-DAG: unused generic result x1
+// REPORT-DAG: broadcast as an add of zeros x1
 
 // The maps the rewritten ops use.
 // CHECK-DAG: #[[QMAP:map[0-9]*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>
@@ -182,6 +183,23 @@ func.func @transposed_scores(%q: tensor<1x4x16x8xf32>, %k: tensor<1x4x16x8xf32>)
     linalg.yield %m : f32
   } -> tensor<1x4x16x16xf32>
   return %s : tensor<1x4x16x16xf32>
+}
+
+// K repeated for GQA by adding zeros of the wider shape (MIGraphX, Dynamo
+// to TOSA): a linalg.broadcast of K with its unit dim collapsed away, which
+// the matcher reads GQA from. An add of a non-zero tensor stays.
+// CHECK-LABEL: func @broadcast_add_of_zeros
+// CHECK: %[[C:.*]] = tensor.collapse_shape %arg0 {{\[\[}}0], [1], [2, 3], [4]] : tensor<2x2x1x32x8xf32> into tensor<2x2x32x8xf32>
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<2x2x2x32x8xf32>
+// CHECK: %[[B:.*]] = linalg.broadcast ins(%[[C]] : tensor<2x2x32x8xf32>) outs(%[[E]] : tensor<2x2x2x32x8xf32>) dimensions = [2]
+// CHECK: %[[S:.*]] = tosa.add %arg0, %arg1
+// CHECK: return %[[B]], %[[S]]
+func.func @broadcast_add_of_zeros(%k: tensor<2x2x1x32x8xf32>, %y: tensor<2x2x2x32x8xf32>)
+    -> (tensor<2x2x2x32x8xf32>, tensor<2x2x2x32x8xf32>) {
+  %zeros = "tosa.const"() <{values = dense<0.0> : tensor<2x2x2x32x8xf32>}> : () -> tensor<2x2x2x32x8xf32>
+  %b = tosa.add %k, %zeros : (tensor<2x2x1x32x8xf32>, tensor<2x2x2x32x8xf32>) -> tensor<2x2x2x32x8xf32>
+  %s = tosa.add %k, %y : (tensor<2x2x1x32x8xf32>, tensor<2x2x2x32x8xf32>) -> tensor<2x2x2x32x8xf32>
+  return %b, %s : tensor<2x2x2x32x8xf32>, tensor<2x2x2x32x8xf32>
 }
 
 // Left alone: the second result is unused, but the first needs what it

@@ -251,3 +251,37 @@ def test_kvcache_decode_raised_equals_unraised(tmp_path):
             error = np.max(np.abs(copy.astype(np.float64) - expected))
             assert error <= 3e-2, f"{scheme} rank {rank}: max |err| {error:.3e}"
             assert np.max(np.abs(copy - exact)) <= 2e-3, f"{scheme} rank {rank}"
+
+
+ONE_PROCESS = [
+    # file, function
+    ("rocmlir-tosa-gqa-lse-output.mlir", "mlir_lse_attention"),
+    ("rocmlir-tosa-gqa-broadcast-add-zeros.mlir", "self_attention_gqa_scale_bias"),
+    ("rocmlir-tosa-attention-4d-transpose-tensor-scale.mlir",
+     "self_attention_with_4d_scale"),
+]
+
+
+@pytest.mark.parametrize("name,function", ONE_PROCESS,
+                         ids=[c[1] for c in ONE_PROCESS])
+def test_raised_on_one_process(tmp_path, name, function):
+    """Functions whose raised form reads a tensor at every query and key
+    (a runtime scale tensor as a score_mod mod operand, a bias as
+    explicit_mask), which only a group of one process can take, or that
+    return the log-sum-exp (cp.attention's lse result) besides the output:
+    raised with grid-size=1 and compiled through cp-apply-scheme, against
+    the function as written. Every result within 1e-4 (f32)."""
+    source = open(os.path.join(CORPUS, name)).read()
+    reference = compile_text(source, tmp_path, "whole", function)
+    rng = np.random.default_rng(17)
+    inputs = [rng.uniform(-1, 1, shape).astype(np.float32)
+              for shape, _ in reference.inputs]
+    expected = cp_mlir.run_cpu(reference, 1, inputs)
+    text = raised(source, 1, function)
+    program = compile_text(text, tmp_path, "raised", function, scheme="allgather")
+    got = cp_mlir.run_cpu(program, 1, inputs)
+    expected = expected if isinstance(expected, tuple) else (expected,)
+    got = got if isinstance(got, tuple) else (got,)
+    assert len(got) == len(expected)
+    for g, e in zip(got, expected):
+        assert np.max(np.abs(g - e)) <= 1e-4

@@ -3,7 +3,9 @@
 // Adapted: dropped `attributes {kernel, mhal.arch = ...}`; `"tosa.transpose"(%arg3, %cst)` with arith.constant perms tensor<4xi64> -> `tosa.transpose %arg3 {perms = array<i32: 0, 1, 3, 2>}`; `"tosa.matmul"(a, b)` -> `tosa.matmul a, b, %a_zp, %b_zp`; `"tosa.mul"(..) <{shift = 0 : i8}>` -> `tosa.mul a, b, %shift`; added `output_shape` to the two expand_shape ops.
 // RUN: cp-opt %s --cp-raise-attention="grid-size=1 report-near-misses=true" -o %t 2>&1 | FileCheck %s --check-prefix=REMARK
 // RUN: FileCheck %s --check-prefix=IR < %t
-// Status: near miss. After normalization (the tosa.matmuls lifted over the reshapes, K read through its tosa.transpose) the scores are multiplied by a runtime tensor argument: cp.attention's scale is a constant, and a multiplicative tensor is neither a mask nor a bias, so the function is left alone with that remark.
+// RUN: FileCheck %s --check-prefix=LEFT < %t
+// RUN: cp-opt %s --cp-raise-attention="grid-size=2 report-near-misses=true" -o /dev/null 2>&1 | FileCheck %s --check-prefix=GROUP
+// Status: raised after normalization (the tosa.matmuls lifted over the reshapes, K read through its tosa.transpose) with the runtime scale tensor as a score_mod reading it as a mod operand at (b, h, q, k). On a CP group of P > 1 the tensor covers only the local queries and keys, so the function stays a near miss there (GROUP).
 func.func @self_attention_with_4d_scale(%arg0: tensor<1x12x256x256xf32> , %arg1: tensor<1x12x256x256xf32>, %arg2: tensor<1x12x256x256xf32>, %arg3: tensor<1x12x256x256xf32>) -> (tensor<1x12x256x256xf32>) {
   %a_zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
   %b_zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
@@ -27,5 +29,12 @@ func.func @self_attention_with_4d_scale(%arg0: tensor<1x12x256x256xf32> , %arg1:
   return %expanded_3 : tensor<1x12x256x256xf32>
 }
 
-// REMARK: rocmlir-tosa-attention-4d-transpose-tensor-scale.mlir:25:8: remark: cp-raise-attention: not raised: the score transform reads a tensor; only transforms of the score and its positions are raised
+// REMARK: rocmlir-tosa-attention-4d-transpose-tensor-scale.mlir:27:8: remark: cp-raise-attention: raised linalg, 4-D scores, normalized: batch matmul over reshapes x2, score transform
+// IR: cp.attention %arg2, %arg3, %arg0 mod_operands(%arg1 : tensor<1x12x256x256xf32>) on @cp grid_axes = [0] scale = 1.000000e+00 score_mod {
+// IR-NEXT: ^bb0(%[[S:.*]]: f32, %[[B:.*]]: index, %[[H:.*]]: index, %[[Q:.*]]: index, %[[K:.*]]: index, %[[T:.*]]: tensor<1x12x256x256xf32>):
+// IR-NEXT: %[[F:.*]] = tensor.extract %[[T]][%[[B]], %[[H]], %[[Q]], %[[K]]]
+// IR-NEXT: %[[X:.*]] = arith.mulf %[[S]], %[[F]] : f32
+// IR-NEXT: cp.yield %[[X]] : f32
 // IR-NOT: cp.attention
+// LEFT-NOT: {{math.exp|tosa.exp|arith.maximumf|tosa.reduce_max|tosa.mul}}
+// GROUP: remark: cp-raise-attention: not raised: the score transform reads a tensor at the query and key positions, which covers only the local keys on a CP group of 2

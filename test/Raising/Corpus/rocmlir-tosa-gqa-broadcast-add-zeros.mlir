@@ -3,7 +3,8 @@
 // Adapted: dropped `attributes {kernel, arch = ""}` and the {mhal.read_access}/{mhal.write_access} arg/result attributes. Already MLIR-22 TOSA syntax in the source (values=, perms attr, matmul zero points, mul shift operand); otherwise verbatim (SSA numbering gap %3 is in the original).
 // RUN: cp-opt %s --cp-raise-attention="grid-size=1 report-near-misses=true" -o %t 2>&1 | FileCheck %s --check-prefix=REMARK
 // RUN: FileCheck %s --check-prefix=IR < %t
-// Status: not raised yet. Issue 16 class 2 (5-D -> 3-D collapses) and class 4 (GQA by tosa.add of zeros); its scale and bias are runtime tensor arguments. The remark names the op where matching stops.
+// RUN: FileCheck %s --check-prefix=LEFT < %t
+// Status: raised after normalization: K and V repeated by tosa.add of zeros become linalg.broadcast, both tosa.matmuls lifted over the reshapes (the 5-D V collapse [2, 2, 2] read as the batch [2, 4] of P), GQA 2:1 read from the broadcast, the bias tensor as explicit_mask and the runtime scale tensor as a score_mod mod operand (one-process group only, as the mask).
 func.func @self_attention_gqa_scale_bias(%arg0: tensor<4096xf32>, %arg1: tensor<8192xf32>, %arg2: tensor<8192xf32>, %arg3: tensor<4096xf32>, %arg4: tensor<8192xf32>) -> (tensor<8192xf32>) {
   %expanded = tensor.expand_shape %arg4 [[0, 1, 2, 3]] output_shape [2, 4, 32, 32] : tensor<8192xf32> into tensor<2x4x32x32xf32>
   %expanded_0 = tensor.expand_shape %arg1 [[0, 1, 2, 3]] output_shape [2, 4, 32, 32] : tensor<8192xf32> into tensor<2x4x32x32xf32>
@@ -41,5 +42,14 @@ func.func @self_attention_gqa_scale_bias(%arg0: tensor<4096xf32>, %arg1: tensor<
   return %collapsed_13 : tensor<8192xf32>
 }
 
-// REMARK: rocmlir-tosa-gqa-broadcast-add-zeros.mlir:36:19: remark: cp-raise-attention: not raised: P is not a softmax (linalg.softmax, a division by the row sum, or tosa.mul by a reciprocal)
+// REMARK: rocmlir-tosa-gqa-broadcast-add-zeros.mlir:39:9: remark: cp-raise-attention: raised linalg, 4-D scores, normalized: batch matmul over reshapes x2, broadcast as an add of zeros x2, GQA 2:1, mask tensor, score transform
+// IR: %[[BIAS:.*]] = tensor.expand_shape %arg4 {{.*}} into tensor<2x4x32x32xf32>
+// IR: %[[SCALE:.*]] = tensor.expand_shape %arg1 {{.*}} into tensor<2x4x32x32xf32>
+// IR: %[[V:.*]] = tensor.expand_shape %arg0 {{.*}} into tensor<2x2x32x32xf32>
+// IR: %[[K:.*]] = tensor.expand_shape %arg3 {{.*}} into tensor<2x2x32x32xf32>
+// IR: %[[Q:.*]] = tensor.expand_shape %arg2 {{.*}} into tensor<2x4x32x32xf32>
+// IR: cp.attention %[[Q]], %[[K]], %[[V]] explicit_mask %[[BIAS]] mod_operands(%[[SCALE]] : tensor<2x4x32x32xf32>) on @cp grid_axes = [0] scale = 1.000000e+00 score_mod {
+// IR: arith.mulf
+// IR: } : tensor<2x4x32x32xf32>, tensor<2x2x32x32xf32>, tensor<2x2x32x32xf32>, tensor<2x4x32x32xf32> -> tensor<2x4x32x32xf32>
 // IR-NOT: cp.attention
+// LEFT-NOT: {{math.exp|tosa.exp|arith.maximumf|tosa.reduce_max|tosa.matmul|tosa.add}}

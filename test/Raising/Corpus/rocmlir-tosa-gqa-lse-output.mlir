@@ -3,7 +3,9 @@
 // Adapted: replaced `arch = "##TOKEN_ARCH##"` attributes by nothing (dropped `attributes {kernel, arch = ...}`). Source already uses MLIR-22 TOSA syntax; otherwise verbatim.
 // RUN: cp-opt %s --cp-raise-attention="grid-size=1 report-near-misses=true" -o %t 2>&1 | FileCheck %s --check-prefix=REMARK
 // RUN: FileCheck %s --check-prefix=IR < %t
-// Status: not raised yet. Issue 16 class 2 and 4 as the GQA file, and the softmax's max and sum have a second user (the lse the function returns). The remark names the op where matching stops.
+// RUN: FileCheck %s --check-prefix=LEFT < %t
+// RUN: cp-opt %s --cp-raise-attention="grid-size=2" | FileCheck %s --check-prefix=GROUP
+// Status: raised after normalization (K and V repeated by tosa.add of zeros read as GQA 2:1, both tosa.matmuls lifted over the reshapes), with the returned log(rowsum) + rowmax as cp.attention's lse result. Nothing here covers only the local keys, so it raises on a group of P > 1 too (GROUP).
 func.func @mlir_lse_attention(%arg0: tensor<4096xf32>, %arg1: tensor<8192xf32>, %arg2: tensor<4096xf32>) -> (tensor<8192xf32>, tensor<256xf32>) {
   %0 = tosa.const_shape  {values = dense<8192> : tensor<1xindex>} : () -> !tosa.shape<1>
   %1 = tosa.const_shape  {values = dense<256> : tensor<1xindex>} : () -> !tosa.shape<1>
@@ -39,5 +41,17 @@ func.func @mlir_lse_attention(%arg0: tensor<4096xf32>, %arg1: tensor<8192xf32>, 
   return %collapsed_7, %collapsed_4 : tensor<8192xf32>, tensor<256xf32>
 }
 
-// REMARK: rocmlir-tosa-gqa-lse-output.mlir:35:18: remark: cp-raise-attention: not raised: P is not a softmax (linalg.softmax, a division by the row sum, or tosa.mul by a reciprocal)
+// REMARK: rocmlir-tosa-gqa-lse-output.mlir:39:9: remark: cp-raise-attention: raised linalg, 4-D scores, normalized: batch matmul over reshapes x2, broadcast as an add of zeros x2, GQA 2:1, log-sum-exp returned
+// IR: %[[V:.*]] = tensor.expand_shape %arg0 {{.*}} into tensor<2x2x32x32xf32>
+// IR: %[[K:.*]] = tensor.expand_shape %arg2 {{.*}} into tensor<2x2x32x32xf32>
+// IR: %[[Q:.*]] = tensor.expand_shape %arg1 {{.*}} into tensor<2x4x32x32xf32>
+// IR: %[[O:.*]], %[[LSE:.*]] = cp.attention %[[Q]], %[[K]], %[[V]] on @cp grid_axes = [0] scale = 1.000000e+00 : tensor<2x4x32x32xf32>, tensor<2x2x32x32xf32>, tensor<2x2x32x32xf32> -> tensor<2x4x32x32xf32>, tensor<2x4x32xf32>
+// IR: %[[L1:.*]] = tensor.collapse_shape %[[LSE]] {{.*}} into tensor<256xf32>
+// IR: %[[L2:.*]] = tensor.expand_shape %[[L1]] {{.*}} into tensor<2x4x32x1xf32>
+// IR: %[[L3:.*]] = tensor.collapse_shape %[[L2]] {{.*}} into tensor<256xf32>
+// IR: %[[O1:.*]] = tensor.collapse_shape %[[O]] {{.*}} into tensor<8192xf32>
+// IR: return %[[O1]], %[[L3]]
 // IR-NOT: cp.attention
+// LEFT-NOT: {{tosa.exp|tosa.log|tosa.reduce_max|tosa.reduce_sum|tosa.matmul}}
+// GROUP: shard.grid @cp(shape = 2)
+// GROUP: cp.attention {{.*}} -> tensor<2x4x32x32xf32>, tensor<2x4x32xf32>

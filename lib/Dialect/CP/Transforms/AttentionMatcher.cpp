@@ -50,7 +50,7 @@ FailureOr<AttentionMatch> Matcher::run(Operation *candidate) {
   if (failed(matchScores(x)))
     return failure();
   ++progress;
-  if (failed(checkNoOutsideUsers()))
+  if (failed(matchLogSumExpResult()) || failed(checkNoOutsideUsers()))
     return failure();
   return std::move(m);
 }
@@ -133,7 +133,7 @@ LogicalResult Matcher::matchRhs(const Contraction &c, bool seqIsReduction,
 
 LogicalResult Matcher::checkNoOutsideUsers() {
   for (Operation *op : m.ops) {
-    if (op == m.root)
+    if (op == m.root || (m.lse && op == m.lse.getDefiningOp()))
       continue;
     for (Operation *user : op->getUsers())
       if (!m.ops.contains(user))

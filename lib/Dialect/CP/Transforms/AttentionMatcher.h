@@ -89,6 +89,10 @@ struct AttentionMatch {
   SmallVector<Value> maskConditions;
   /// The tensors the mask conditions read (mod operands).
   SmallVector<ModOperandRead> modReads;
+  /// The softmax's row max and row sum (null for linalg.softmax), and the
+  /// log-sum-exp `log(rowSum) + rowMax` when the program also returns it:
+  /// raised to cp.attention's lse result.
+  Value rowMax, rowSum, lse;
   /// Rank of the score tensor: [batch..., Lq, Lk].
   unsigned scoreRank = 0;
 };

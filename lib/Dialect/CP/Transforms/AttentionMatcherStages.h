@@ -157,13 +157,14 @@ private:
   Value replayPositions(Value v, ArrayRef<int64_t> scoreShape, OpBuilder &b,
                         unsigned depth);
   LogicalResult splitScoreProgram();
-  bool readsOnlyBatchData(Value v);
+  bool recordModReads(Value v, bool atPositions);
   unsigned dependencies(Value v);
   // Stage 4: operands.
   LogicalResult matchOperands(const Contraction &qk);
   LogicalResult matchRhs(const Contraction &c, bool seqIsReduction,
                          StringRef name, AttentionInput &input, int64_t &group);
-  // Stage 5.
+  // Stage 5: the log-sum-exp the program may return, then outside users.
+  LogicalResult matchLogSumExpResult();
   LogicalResult checkNoOutsideUsers();
 
   int64_t groupSize;

@@ -403,10 +403,10 @@ LogicalResult Matcher::replayTosa(Operation *op, unsigned scoreInput,
 }
 
 /// Every data the program value `v` reads is read at the batch (and
-/// head) position only, never at q or k: the same tensor on every rank
-/// (e.g. a sequence length per head), which a mask_mod may read as a mod
-/// operand. Records those reads in the match.
-bool Matcher::readsOnlyBatchData(Value v) {
+/// head) position only, never at q or k (unless `atPositions`): the same
+/// tensor on every rank (e.g. a sequence length per head), which a mod
+/// region may read as a mod operand. Records those reads in the match.
+bool Matcher::recordModReads(Value v, bool atPositions) {
   SmallVector<Value> work{v};
   DenseSet<Value> seen;
   SmallVector<ModOperandRead> reads;
@@ -423,7 +423,7 @@ bool Matcher::readsOnlyBatchData(Value v) {
         auto [tensor, map] = key;
         for (AffineExpr e : map.getResults())
           if (auto d = dyn_cast<AffineDimExpr>(e);
-              d && d.getPosition() + 2 >= m.scoreRank)
+              d && d.getPosition() + 2 >= m.scoreRank && !atPositions)
             return false;
         reads.push_back({arg, tensor, map});
       }
@@ -532,7 +532,8 @@ LogicalResult Matcher::splitScoreProgram() {
         unsigned deps = dependencies(c);
         if (deps == onIndex || deps == 0)
           m.maskConditions.push_back(c);
-        else if (deps == (onIndex | onData) && readsOnlyBatchData(c))
+        else if (deps == (onIndex | onData) &&
+                 recordModReads(c, /*atPositions=*/false))
           m.maskConditions.push_back(c);
         else if (isDataArg(c) && c.getType().isInteger(1)) {
           if (failed(setDataMask(c)))
@@ -578,9 +579,18 @@ LogicalResult Matcher::splitScoreProgram() {
   }
   if (result != m.scaledScore) {
     unsigned deps = dependencies(result);
-    if (deps & onData)
-      return fail(at, "the score transform reads a tensor; only transforms "
-                      "of the score and its positions are raised");
+    // A tensor the transform reads (a runtime scale, a per-head factor) is
+    // a mod operand of the score_mod. Read at the query and key positions,
+    // it covers only the local ones, which are the global ones only on a
+    // group of one process.
+    if ((deps & onData) &&
+        !recordModReads(result, /*atPositions=*/groupSize == 1))
+      return fail(at, "the score transform reads a tensor at the query and "
+                      "key positions, which covers only the local keys on a "
+                      "CP group of " +
+                          Twine(groupSize) +
+                          "; read it per batch and head, or pass the global "
+                          "tensor as a mod operand of cp.attention directly");
     if (!(deps & onScore))
       return fail(at, "the scores are replaced by a value that does not "
                       "depend on them");

@@ -41,6 +41,66 @@ LogicalResult Matcher::matchSoftmax(Value p, Value &x) {
   if (maxInput != x)
     return fail(rowMax.getDefiningOp(),
                 "the softmax subtracts the max of a different tensor");
+  m.rowMax = rowMax;
+  m.rowSum = rowSum;
+  return success();
+}
+
+/// The op computing log(rowSum) + rowMax from the softmax's statistics
+/// (tosa.log and tosa.add, or elementwise generics with math.log and
+/// arith.addf), when the program returns the log-sum-exp besides the
+/// output; null otherwise.
+static Operation *logSumExpOf(Value rowMax, Value rowSum,
+                              SmallVectorImpl<Operation *> &ops) {
+  auto unaryGeneric = [](Operation *op, auto isBody) {
+    auto g = dyn_cast<linalg::GenericOp>(op);
+    return g && isElementwise(g) && g.getNumDpsInputs() == 1 &&
+           g.getBody()->getOperations().size() == 2 &&
+           isBody(yielded(g).getDefiningOp());
+  };
+  for (Operation *log : rowSum.getUsers()) {
+    bool isLog = isa<tosa::LogOp>(log) ||
+                 unaryGeneric(log, [](Operation *op) {
+                   return isa_and_nonnull<math::LogOp>(op);
+                 });
+    if (!isLog || !log->hasOneUse())
+      continue;
+    Operation *add = *log->getUsers().begin();
+    Value other;
+    if (isa<tosa::AddOp>(add)) {
+      other = add->getOperand(add->getOperand(0) == log->getResult(0) ? 1 : 0);
+    } else if (auto g = dyn_cast<linalg::GenericOp>(add);
+               g && isElementwise(g) && g.getNumDpsInputs() == 2 &&
+               yieldsBinary<arith::AddFOp>(g, 0, 1, /*commutative=*/true)) {
+      auto maps = g.getIndexingMapsArray();
+      if (!maps[0].isIdentity() || !maps[1].isIdentity())
+        continue;
+      other = g.getDpsInputs()[g.getDpsInputs()[0] == log->getResult(0)];
+    }
+    if (other != rowMax || add->getResult(0).getType() != rowSum.getType())
+      continue;
+    ops.push_back(log);
+    ops.push_back(add);
+    return add;
+  }
+  return nullptr;
+}
+
+LogicalResult Matcher::matchLogSumExpResult() {
+  if (!m.rowMax || !m.rowSum)
+    return success();
+  SmallVector<Operation *> ops;
+  Operation *lse = logSumExpOf(m.rowMax, m.rowSum, ops);
+  if (!lse)
+    return success();
+  if (!getElementTypeOrSelf(lse->getResult(0).getType()).isF32())
+    return fail(lse, "the program returns the softmax's log-sum-exp in " +
+                         typeName(getElementTypeOrSelf(
+                             lse->getResult(0).getType())) +
+                         "; cp.attention's lse is f32");
+  for (Operation *op : ops)
+    m.ops.insert(op);
+  m.lse = lse->getResult(0);
   return success();
 }
 

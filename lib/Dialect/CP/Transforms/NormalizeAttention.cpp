@@ -32,6 +32,7 @@ LogicalResult mlir::cp::normalizeAttentionForms(Operation *root,
   RewritePatternSet patterns(ctx);
   normalize::populateContractionPatterns(patterns, log);
   normalize::populateGenericPatterns(patterns, log);
+  normalize::populateBroadcastPatterns(patterns, log);
   linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
   // The dialects' own canonicalizations and folds: tosa.add of zeros,
   // tosa.reciprocal of a constant, fills read by generics, dead ops.

@@ -47,6 +47,20 @@ std::optional<SmallVector<int64_t>> batchOf(ArrayRef<int64_t> from,
   return SmallVector<int64_t>(from.drop_back(2));
 }
 
+/// `fine` merges, in consecutive groups, into `coarse` (e.g. [2, 2, 2] into
+/// [2, 4]: GQA's [B, Hkv, G] read as [B, H]).
+bool refines(ArrayRef<int64_t> fine, ArrayRef<int64_t> coarse) {
+  size_t i = 0;
+  for (int64_t size : coarse) {
+    int64_t p = 1;
+    while (i < fine.size() && p < size)
+      p *= fine[i++];
+    if (p != size)
+      return false;
+  }
+  return i == fine.size();
+}
+
 /// `x` as [batch..., a, b]: the source of the reshape that made it, or an
 /// expand_shape of it.
 Value withBatchDims(PatternRewriter &rewriter, Location loc, Value x,
@@ -101,10 +115,12 @@ struct LiftBatchedContraction : Logged<OpRewritePattern<OpTy>> {
     // The batch dims, from the operands' sources and the result's users.
     std::optional<SmallVector<int64_t>> batch;
     bool agree = true;
+    // Batches that merge into one another agree on the coarser: the finer
+    // operand is then collapsed to it.
     auto consider = [&](std::optional<SmallVector<int64_t>> found) {
-      if (!found)
+      if (!found || (batch && refines(*found, *batch)))
         return;
-      if (batch && *batch != *found)
+      if (batch && !refines(*batch, *found))
         agree = false;
       batch = found;
     };

@@ -1,8 +1,9 @@
 //===- NormalizePatterns.h - cp-normalize-attention's patterns -*- C++ -*-===//
 //
-// The rewrite patterns behind normalizeAttentionForms, in two groups: the
-// contractions (NormalizeContractions.cpp) and the generics around them
-// (NormalizeGenerics.cpp). Each pattern counts its applications in the
+// The rewrite patterns behind normalizeAttentionForms, in three groups: the
+// contractions (NormalizeContractions.cpp), the generics around them
+// (NormalizeGenerics.cpp) and broadcasts written as arithmetic
+// (NormalizeBroadcasts.cpp). Each pattern counts its applications in the
 // NormalizationLog under the name of the source form it rewrites.
 //
 //===----------------------------------------------------------------------===//
@@ -49,6 +50,10 @@ void populateContractionPatterns(RewritePatternSet &patterns,
 /// fill generics, unused generic results.
 void populateGenericPatterns(RewritePatternSet &patterns,
                              NormalizationLog *log);
+
+/// Broadcasts written as an add of zeros of the wider shape.
+void populateBroadcastPatterns(RewritePatternSet &patterns,
+                               NormalizationLog *log);
 
 } // namespace normalize
 } // namespace cp

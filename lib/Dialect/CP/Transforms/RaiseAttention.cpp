@@ -147,6 +147,8 @@ std::string describeForm(const AttentionMatch &match,
                               " per-head tensor(s)");
   if (match.transformed)
     parts.push_back("score transform");
+  if (match.lse)
+    parts.push_back("log-sum-exp returned");
   return llvm::join(parts, ", ");
 }
 
@@ -312,8 +314,12 @@ AttentionOp RaiseAttentionPass::rewrite(AttentionMatch &match) {
   for (const ModOperandRead &read : match.modReads)
     if (!llvm::is_contained(modOperands, read.tensor))
       modOperands.push_back(read.tensor);
+  Type lseType;
+  if (match.lse)
+    lseType = RankedTensorType::get(resultType.getShape().drop_back(),
+                                    b.getF32Type());
   auto attention = AttentionOp::create(
-      b, loc, resultType, /*lse=*/Type(), q, k, v, mask, modOperands,
+      b, loc, resultType, lseType, q, k, v, mask, modOperands,
       StringRef(grid), ArrayRef<int16_t>{0},
       MaskAttr::get(&getContext(), MaskKind::none), SequenceLayout::contiguous,
       match.replicatedQueries ? QueryPlacement::replicated
@@ -333,6 +339,43 @@ AttentionOp RaiseAttentionPass::rewrite(AttentionMatch &match) {
     result = tensor::CollapseShapeOp::create(b, loc, rootType, result, groups);
   }
   root->getResult(0).replaceAllUsesWith(result);
+  if (match.lse) {
+    // [B, H, L] to the program's shape of it (keepdim [.., L, 1], or [BH,
+    // L] for 3-D scores), through one dim.
+    auto lseType = cast<RankedTensorType>(match.lse.getType());
+    Value lse = attention.getLse();
+    auto flat = RankedTensorType::get({lseType.getNumElements()},
+                                      b.getF32Type());
+    lse = tensor::CollapseShapeOp::create(
+        b, loc, flat, lse, SmallVector<ReassociationIndices>{{0, 1, 2}});
+    if (lseType.getRank() > 1)
+      lse = tensor::ExpandShapeOp::create(
+          b, loc, lseType, lse,
+          SmallVector<ReassociationIndices>{
+              llvm::to_vector(llvm::seq<int64_t>(0, lseType.getRank()))});
+    // Users of the lse written before the contraction with V (the
+    // attention's place) move after it, with their users before it, in
+    // their order: they read only the lse and values defined earlier.
+    Operation *after = lse.getDefiningOp();
+    SetVector<Operation *> moved;
+    SmallVector<Value> work{match.lse};
+    while (!work.empty()) {
+      Value v = work.pop_back_val();
+      for (Operation *user : v.getUsers())
+        if (user->getBlock() == attention->getBlock() &&
+            user->isBeforeInBlock(attention) && moved.insert(user))
+          llvm::append_range(work, user->getResults());
+    }
+    SmallVector<Operation *> ordered(moved.begin(), moved.end());
+    llvm::sort(ordered, [](Operation *a, Operation *c) {
+      return a->isBeforeInBlock(c);
+    });
+    for (Operation *op : ordered) {
+      op->moveAfter(after);
+      after = op;
+    }
+    match.lse.replaceAllUsesWith(lse);
+  }
 
   // The replaced ops, then whatever only they used (inits, constants).
   SmallVector<Operation *> dead(match.ops.begin(), match.ops.end());
