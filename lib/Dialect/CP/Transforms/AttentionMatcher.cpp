@@ -17,6 +17,7 @@
 
 #include "AttentionMatcher.h"
 #include "AttentionMatcherStages.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
 using namespace mlir::cp;
@@ -135,12 +136,19 @@ LogicalResult Matcher::checkNoOutsideUsers() {
   for (Operation *op : m.ops) {
     if (op == m.root || (m.lse && op == m.lse.getDefiningOp()))
       continue;
-    for (Operation *user : op->getUsers())
+    for (Operation *user : op->getUsers()) {
+      // A dead op left by the front end (a reshape nobody reads) goes with
+      // the attention.
+      if (!m.ops.contains(user) && isOpTriviallyDead(user)) {
+        m.deadUsers.insert(user);
+        continue;
+      }
       if (!m.ops.contains(user))
         return fail(user, "an intermediate of the attention (" +
                               op->getName().getStringRef() +
                               ") is also used here; raising would have to "
                               "keep computing it");
+    }
   }
   return success();
 }

@@ -64,6 +64,8 @@ struct AttentionMatch {
   /// Every op the attention replaces, root included. None has a user
   /// outside the set except the root.
   llvm::SetVector<Operation *> ops;
+  /// Trivially dead ops outside `ops` that read one of them: erased first.
+  llvm::SetVector<Operation *> deadUsers;
   AttentionInput query, key, value;
   /// K and V hold H / kvGroup heads; query head h reads K/V head
   /// h / kvGroup (GQA written as a broadcast of K and V).

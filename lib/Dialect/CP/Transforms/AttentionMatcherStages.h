@@ -142,6 +142,7 @@ private:
   LogicalResult matchRowReduction(Value v, bool isMax, Value &input);
   LogicalResult matchExpOfShifted(Value e, Value &x, Value &rowMax);
   LogicalResult matchNormalization(Value p, Value &e, Value &rowSum);
+  Value logSumExpSubtracted(Value p, Value &x);
   // Stage 3: the score chain and Q K^T.
   LogicalResult matchScores(Value x);
   LogicalResult buildScoreProgram(ArrayRef<Operation *> chain, Type element);

@@ -9,6 +9,7 @@
 #include "AttentionMatcherStages.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/IR/Matchers.h"
 
@@ -76,6 +77,8 @@ std::optional<double> constantFloat(Value v) {
   if (matchPattern(v, m_Constant(&dense)) && dense.isSplat() &&
       isa<FloatType>(dense.getElementType()))
     return dense.getSplatValue<APFloat>().convertToDouble();
+  if (auto splat = v.getDefiningOp<tensor::SplatOp>())
+    return constantFloat(splat.getInput());
   return std::nullopt;
 }
 

@@ -10,6 +10,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include <limits>
 
@@ -27,6 +28,42 @@ LogicalResult Matcher::matchSoftmax(Value p, Value &x) {
     return success();
   }
   Value e, rowSum, rowMax, sumInput;
+  // exp(x - (max + log(sum(exp(x - max))))): the log-sum-exp form.
+  if (Value lse = logSumExpSubtracted(p, x)) {
+    Operation *add = lse.getDefiningOp();
+    SmallVector<Operation *> ops;
+    Value logOf, maxOf;
+    for (unsigned i = 0; i < 2 && add && add->getNumOperands() >= 2; ++i) {
+      Operation *log = add->getOperand(i).getDefiningOp();
+      if (isa_and_nonnull<tosa::LogOp, math::LogOp>(log)) {
+        logOf = log->getOperand(0);
+        maxOf = add->getOperand(1 - i);
+        ops = {add, log};
+      }
+    }
+    if (!logOf)
+      return fail(p.getDefiningOp(),
+                  "the softmax subtracts something other than the row max or "
+                  "the log-sum-exp max + log(sum)");
+    Value xAgain;
+    if (failed(matchRowReduction(logOf, /*isMax=*/false, sumInput)) ||
+        failed(matchExpOfShifted(sumInput, xAgain, rowMax)))
+      return failure();
+    if (xAgain != x || rowMax != maxOf)
+      return fail(add, "the log-sum-exp is not of the scores the softmax "
+                       "exponentiates");
+    Value maxInput;
+    if (failed(matchRowReduction(rowMax, /*isMax=*/true, maxInput)))
+      return failure();
+    if (maxInput != x)
+      return fail(rowMax.getDefiningOp(),
+                  "the softmax subtracts the max of a different tensor");
+    for (Operation *op : ops)
+      m.ops.insert(op);
+    m.rowMax = rowMax;
+    m.rowSum = logOf;
+    return success();
+  }
   if (failed(matchNormalization(p, e, rowSum)) ||
       failed(matchRowReduction(rowSum, /*isMax=*/false, sumInput)))
     return failure();
@@ -98,10 +135,43 @@ LogicalResult Matcher::matchLogSumExpResult() {
                          typeName(getElementTypeOrSelf(
                              lse->getResult(0).getType())) +
                          "; cp.attention's lse is f32");
+  // The softmax's own lse (the log-sum-exp form) is returned only when
+  // something live outside the attention reads it.
+  bool read = llvm::any_of(lse->getUsers(), [&](Operation *user) {
+    return !m.ops.contains(user) && !isOpTriviallyDead(user);
+  });
+  if (!read)
+    return success();
   for (Operation *op : ops)
     m.ops.insert(op);
   m.lse = lse->getResult(0);
   return success();
+}
+
+/// p = exp(x - lse) for a per-row lse, written as tosa.exp or math.exp (on
+/// tensors) of tosa.sub or arith.subf: returns lse and sets `x`, or null.
+Value Matcher::logSumExpSubtracted(Value p, Value &x) {
+  Operation *exp = p.getDefiningOp();
+  if (!isa_and_nonnull<tosa::ExpOp, math::ExpOp>(exp) ||
+      !isa<RankedTensorType>(p.getType()))
+    return Value();
+  Operation *sub = exp->getOperand(0).getDefiningOp();
+  if (!isa_and_nonnull<tosa::SubOp, arith::SubFOp>(sub))
+    return Value();
+  Value lse = sub->getOperand(1);
+  auto lseType = dyn_cast<RankedTensorType>(lse.getType());
+  auto type = cast<RankedTensorType>(p.getType());
+  // A per-row value: [..., L, 1].
+  if (!lseType || lseType.getRank() != type.getRank() ||
+      lseType.getShape().back() != 1 ||
+      lseType.getShape().drop_back() != type.getShape().drop_back())
+    return Value();
+  if (!isa_and_nonnull<tosa::AddOp, arith::AddFOp>(lse.getDefiningOp()))
+    return Value();
+  m.ops.insert(exp);
+  m.ops.insert(sub);
+  x = sub->getOperand(0);
+  return lse;
 }
 
 /// p = e / rowSum (divf generic, mulf by a reciprocal generic, or
@@ -257,14 +327,16 @@ LogicalResult Matcher::matchExpOfShifted(Value e, Value &x, Value &rowMax) {
   unsigned rank = rankOf(e);
   const char *noShift =
       "the softmax exponentiates the scores without subtracting the row max";
-  if (auto exp = dyn_cast_or_null<tosa::ExpOp>(def)) {
-    auto sub = exp.getInput1().getDefiningOp<tosa::SubOp>();
-    if (!sub)
-      return fail(exp, noShift);
-    m.ops.insert(exp);
+  // tosa.exp, or math.exp on the whole tensor, of tosa.sub or arith.subf.
+  if (isa_and_nonnull<tosa::ExpOp>(def) ||
+      (isa_and_nonnull<math::ExpOp>(def) && isa<RankedTensorType>(e.getType()))) {
+    Operation *sub = def->getOperand(0).getDefiningOp();
+    if (!isa_and_nonnull<tosa::SubOp, arith::SubFOp>(sub))
+      return fail(def, noShift);
+    m.ops.insert(def);
     m.ops.insert(sub);
-    x = sub.getInput1();
-    rowMax = sub.getInput2();
+    x = sub->getOperand(0);
+    rowMax = sub->getOperand(1);
     return success();
   }
   auto g = dyn_cast_or_null<linalg::GenericOp>(def);

@@ -293,6 +293,8 @@ void RaiseAttentionPass::buildRegions(AttentionMatch &match,
 }
 
 AttentionOp RaiseAttentionPass::rewrite(AttentionMatch &match) {
+  for (Operation *dead : match.deadUsers)
+    dead->erase();
   Operation *root = match.root;
   Location loc = root->getLoc();
   OpBuilder b(root);
