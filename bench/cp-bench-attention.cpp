@@ -1,9 +1,10 @@
 //===- cp-bench-attention.cpp - local attention throughput ----------------===//
 //
 // Measures the compiled cp.local_attention (and, on CPU, its backward
-// cp.local_attention_grad) against baselines in the same run. On CPU (default): f32, the machine's FMA peak probed with
-// independent AVX2 FMA chains on every core, and the naive full-score
-// attention of ReferenceAttention.h. On GPU (--device gpu, a program from
+// cp.local_attention_grad) against baselines in the same run. On CPU
+// (default): f32, against the ceilings MachinePeaks.h measures (the widest
+// FMA the CPU has, bf16 dot products, memory bandwidth), and the naive
+// full-score attention of ReferenceAttention.h. On GPU (--device gpu, a program from
 // cp-compile --target=nvvm): bf16, next to the device's dense bf16 peak
 // (CP_GPU_PEAK_TFLOPS, default the H200's 989). Like cp-run-attention it
 // first emits the IR it measures (--emit-mlir), which bench/run.sh (or
@@ -12,11 +13,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "MachinePeaks.h"
 #include "cp/TestSupport/DeviceMirror.h"
 #include "cp/TestSupport/ReferenceAttention.h"
 
 #include <dlfcn.h>
-#include <immintrin.h>
 
 #include <algorithm>
 #include <chrono>
@@ -131,42 +132,6 @@ double seconds() {
   return std::chrono::duration<double>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
-}
-
-/// Peak f32 FMA rate of all cores: each thread runs 12 independent
-/// 8-lane FMA chains (enough to cover FMA latency times throughput). The
-/// best of three runs, since the machines are shared.
-double fmaPeakOnce(unsigned threads) {
-  constexpr int64_t kIterations = 40'000'000;
-  auto work = [](float *sink) {
-    __m256 acc[12];
-    for (int i = 0; i < 12; ++i)
-      acc[i] = _mm256_set1_ps(static_cast<float>(i));
-    const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
-    for (int64_t it = 0; it < kIterations; ++it)
-      for (int i = 0; i < 12; ++i)
-        acc[i] = _mm256_fmadd_ps(acc[i], a, b);
-    __m256 sum = acc[0];
-    for (int i = 1; i < 12; ++i)
-      sum = _mm256_add_ps(sum, acc[i]);
-    *sink = _mm256_cvtss_f32(sum);
-  };
-  std::vector<float> sinks(threads);
-  double start = seconds();
-  std::vector<std::thread> pool;
-  for (unsigned t = 0; t < threads; ++t)
-    pool.emplace_back(work, &sinks[t]);
-  for (std::thread &t : pool)
-    t.join();
-  double elapsed = seconds() - start;
-  return threads * kIterations * 12.0 * 8 * 2 / elapsed / 1e9;
-}
-
-double fmaPeakGflops(unsigned threads) {
-  double peak = 0;
-  for (int run = 0; run < 3; ++run)
-    peak = std::max(peak, fmaPeakOnce(threads));
-  return peak;
 }
 
 /// Dense-equivalent attention FLOPs (QK^T and PV, 2 per multiply-add) and
@@ -364,9 +329,34 @@ int main(int argc, char **argv) {
                 peakGflops / 1e3);
     naive = false;
   } else {
-    peakGflops = fmaPeakGflops(threads);
-    std::printf("FMA peak (f32, AVX2, %u threads): %.1f GFLOP/s\n", threads,
-                peakGflops);
+    // The ceilings of this run (MachinePeaks.h): the f32 FMA peak with the
+    // widest vector ISA the CPU has and with 256-bit vectors, the higher
+    // of the two being the machine's f32 peak (a CPU with one 512-bit FMA
+    // port per core, or a lower AVX-512 clock, runs zmm no faster than
+    // ymm), bf16 dot products and memory bandwidth.
+    cp::bench::Peak widest = cp::bench::f32FmaPeak(threads);
+    cp::bench::Peak narrow = cp::bench::f32Fma256Peak(threads);
+    std::printf("f32 FMA peak, %s, %u threads: %.1f GFLOP/s\n",
+                widest.isa.c_str(), threads, widest.gflops);
+    if (narrow.isa != widest.isa)
+      std::printf("f32 FMA peak, %s, %u threads: %.1f GFLOP/s (zmm/ymm "
+                  "%.2fx)\n",
+                  narrow.isa.c_str(), threads, narrow.gflops,
+                  widest.gflops / narrow.gflops);
+    const cp::bench::Peak &ceiling =
+        widest.gflops >= narrow.gflops ? widest : narrow;
+    peakGflops = ceiling.gflops;
+    std::printf("of_peak is against the higher: %.1f GFLOP/s (%s)\n",
+                ceiling.gflops, ceiling.isa.c_str());
+    if (std::optional<cp::bench::Peak> bf16 = cp::bench::bf16DotPeak(threads))
+      std::printf("bf16 dot-product peak, %s, %u threads: %.1f GFLOP/s "
+                  "(%.2fx the f32 peak)\n",
+                  bf16->isa.c_str(), threads, bf16->gflops,
+                  bf16->gflops / ceiling.gflops);
+    else
+      std::printf("bf16 dot-product peak: no AVX512_BF16 on this CPU\n");
+    std::printf("memory bandwidth, triad, %u threads: %.1f GB/s\n", threads,
+                cp::bench::triadBandwidthGBs(threads));
   }
   std::printf("local attention, B=%lld H=%lld, %s; the rate counts the "
               "FLOPs the mask leaves (causal: about half)\n",
