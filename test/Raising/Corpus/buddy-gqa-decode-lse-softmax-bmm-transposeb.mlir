@@ -4,7 +4,7 @@
 // RUN: cp-opt %s --cp-raise-attention="grid-size=1 report-near-misses=true" -o %t 2>&1 | FileCheck %s --check-prefix=REMARK
 // RUN: FileCheck %s --check-prefix=IR < %t
 // RUN: FileCheck %s --check-prefix=LEFT < %t
-// Status: raised as a decode (queries = replicated: 1 query against 1024 cache entries) with the log-sum-exp softmax exp(s - (max + log(sum))) recognized, the tensor.splat scale folded into scale, the [1, 1, Lk] additive mask as explicit_mask (one-process group only), and the dead reshape of the lse dropped. The scores are 3-D ([12, 1, 1024]), so the function raises before normalization: K and V stay repeated by the add of zeros in front of the op (H = Hkv = 12) rather than read as GQA 6:1.
+// Status: raised as a decode (queries = replicated: 1 query against 1024 cache entries) with GQA 6:1 read from the K/V cache repeated by tosa.add of zeros (normalized to linalg.broadcast; the 3-D scores stay 3-D, as lifting would only add a unit dim), the log-sum-exp softmax exp(s - (max + log(sum))), the tensor.splat scale folded into scale, the [1, 1, Lk] additive mask as explicit_mask (one-process group only), and the dead reshape of the lse dropped. The cache arguments are K and V as they are.
 func.func @kernel(%q : tensor<1x12x1x128xf32>, %k_cache : tensor<1x2x1024x128xf32>, %v_cache : tensor<1x2x1024x128xf32>, %mask : tensor<1x1x1x1024xf32>) -> tensor<1x12x1x128xf32> {
 
   // ===========GQA cache reshape =====
@@ -75,7 +75,7 @@ func.func @kernel(%q : tensor<1x12x1x128xf32>, %k_cache : tensor<1x2x1024x128xf3
   return %183 : tensor<1x12x1x128xf32>
 }
 
-// REMARK: buddy-gqa-decode-lse-softmax-bmm-transposeb.mlir:71:10: remark: cp-raise-attention: raised tosa, 3-D scores, decode (queries replicated, K/V sharded), mask tensor
-// IR: cp.attention %{{.*}}, %{{.*}}, %{{.*}} explicit_mask %{{.*}} on @cp grid_axes = [0] queries = replicated scale = 0.0883883461 : tensor<1x12x1x128xf32>, tensor<1x12x1024x128xf32>, tensor<1x12x1024x128xf32>, tensor<1x1x1x1024xf32> -> tensor<1x12x1x128xf32>
+// REMARK: buddy-gqa-decode-lse-softmax-bmm-transposeb.mlir:71:10: remark: cp-raise-attention: raised tosa, 3-D scores, normalized: broadcast as an add of zeros x2, reshape round trip x2, GQA 6:1, decode (queries replicated, K/V sharded), mask tensor
+// IR: cp.attention %{{.*}}, %arg1, %arg2 explicit_mask %{{.*}} on @cp grid_axes = [0] queries = replicated scale = 0.0883883461 : tensor<1x12x1x128xf32>, tensor<1x2x1024x128xf32>, tensor<1x2x1024x128xf32>, tensor<1x1x1x1024xf32> -> tensor<1x12x1x128xf32>
 // IR-NOT: cp.attention
-// LEFT-NOT: {{math.exp|tosa.exp|tosa.log|tosa.reduce_max|tosa.reduce_sum|tosa.matmul|linalg.batch_matmul}}
+// LEFT-NOT: {{math.exp|tosa.exp|tosa.log|tosa.reduce_max|tosa.reduce_sum|tosa.matmul|linalg.batch_matmul|tosa.add|linalg.broadcast}}

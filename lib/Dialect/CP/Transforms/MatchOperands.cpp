@@ -11,6 +11,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 
 namespace mlir::cp::matcher {
 
@@ -82,30 +83,46 @@ LogicalResult Matcher::matchOperands(const Contraction &qk) {
   int64_t valueGroup = m.kvGroup;
   auto broadcastGroup = [&](AttentionInput &in, StringRef name,
                             int64_t &group) -> LogicalResult {
-    auto collapse = in.value.getDefiningOp<tensor::CollapseShapeOp>();
-    if (!collapse || in.transposed || batchRank == 0)
+    Operation *collapse = in.value.getDefiningOp();
+    if (!isa_and_nonnull<tensor::CollapseShapeOp, tosa::ReshapeOp>(collapse) ||
+        in.transposed || batchRank == 0)
       return success();
+    Value source = collapse->getOperand(0);
+    auto sourceType = cast<RankedTensorType>(source.getType());
+    std::optional<SmallVector<ReassociationIndices>> found =
+        getReassociationIndicesForCollapse(
+            sourceType.getShape(),
+            cast<RankedTensorType>(in.value.getType()).getShape());
+    if (!found || found->size() != rankOf(in.value))
+      return success();
+    SmallVector<ReassociationIndices> groups = *found;
+    // The head group merges the K/V heads with their copies right after
+    // them, [.., Hkv, G, ..] -> [.., Hkv*G, ..], after unit dims it may
+    // also merge (a leading batch of 1); every other group is one dim.
     unsigned head = batchRank - 1;
-    SmallVector<ReassociationIndices> groups =
-        collapse.getReassociationIndices();
-    bool shape = groups.size() == rankOf(in.value);
+    bool shape = groups[head].size() >= 2;
     for (unsigned i = 0; shape && i < groups.size(); ++i) {
-      unsigned first = i <= head ? i : i + 1;
-      ReassociationIndices expected{first};
-      if (i == head)
-        expected.push_back(first + 1);
-      shape = groups[i] == expected;
+      if (i == head) {
+        for (int64_t d : ArrayRef<int64_t>(groups[i]).drop_back(2))
+          shape = shape && sourceType.getDimSize(d) == 1;
+        continue;
+      }
+      shape = groups[i].size() == 1;
     }
     if (!shape)
       return success();
-    Value source = collapse.getSrc();
-    auto sourceType = cast<RankedTensorType>(source.getType());
+    unsigned copies = groups[head].back();
+    // The unit dims merged into the head group stay in front of K/V: the
+    // operand is then [1, Hkv, L, D] for 3-D scores, which is BHSD.
+    unsigned leadingUnits = groups[head].size() - 2;
+    if (leadingUnits > 0 && (batchRank != 1 || leadingUnits != 1))
+      return success();
     Value kv;
     Operation *broadcast = source.getDefiningOp();
     if (auto bc = dyn_cast_or_null<linalg::BroadcastOp>(broadcast)) {
       if (bc.getDimensions().size() != 1)
         return success();
-      if (bc.getDimensions()[0] != head + 1)
+      if (bc.getDimensions()[0] != copies)
         return fail(bc, Twine(name) +
                             " is repeated for GQA with the copies "
                             "before the K/V heads ([.., G, Hkv, ..]): "
@@ -126,7 +143,7 @@ LogicalResult Matcher::matchOperands(const Contraction &qk) {
         kept.push_back(d.dim);
       SmallVector<unsigned> expected;
       for (unsigned i = 0; i < sourceType.getRank(); ++i)
-        if (i != head + 1)
+        if (i != copies)
           expected.push_back(i);
       if (kept != expected)
         return fail(g, Twine(name) + " is repeated for GQA in an order where "
@@ -138,7 +155,7 @@ LogicalResult Matcher::matchOperands(const Contraction &qk) {
     }
     m.ops.insert(collapse);
     m.ops.insert(broadcast);
-    group = sourceType.getDimSize(head + 1);
+    group = sourceType.getDimSize(copies);
     in.value = kv;
     return success();
   };
@@ -185,8 +202,8 @@ LogicalResult Matcher::matchOperands(const Contraction &qk) {
   if (batchRank > 0) {
     int64_t heads = q.getShape()[batchRank - 1];
     for (Value v : {m.key.value, m.value.value}) {
-      int64_t kvHeads =
-          cast<RankedTensorType>(v.getType()).getShape()[batchRank - 1];
+      ArrayRef<int64_t> kvShape = cast<RankedTensorType>(v.getType()).getShape();
+      int64_t kvHeads = kvShape[kvShape.size() - 3];
       if (kvHeads * m.kvGroup != heads)
         return fail(m.root, Twine(heads) + " query heads read " +
                                 Twine(kvHeads) + " K/V heads in groups of " +

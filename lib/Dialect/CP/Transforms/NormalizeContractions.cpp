@@ -132,6 +132,30 @@ struct LiftBatchedContraction : Logged<OpRewritePattern<OpTy>> {
         consider(batchOf(shapeOf(user->getResult(0)), shapeOf(result)));
     if (!batch || !agree)
       return failure();
+    // With one batch dim that is not 1, lifting only adds unit dims: it
+    // is done only when it takes a reshape out from between the
+    // contraction and the computation around it (P reshaped in, or the
+    // scores reshaped back and computed on). Otherwise the rank-3 form is
+    // what the matcher reads, and the elementwise ops on it stay rank 3.
+    if (llvm::count_if(*batch, [](int64_t d) { return d != 1; }) <= 1) {
+      auto computesOn = [](Operation *reshape) {
+        return llvm::any_of(reshape->getUsers(), [](Operation *user) {
+          return !isReshape(user) && !user->hasTrait<OpTrait::IsTerminator>();
+        });
+      };
+      // An operand reshaped from something computed (P from a softmax),
+      // not from an argument or another reshape.
+      Operation *lhsDef = lhs.getDefiningOp();
+      Operation *lhsSource =
+          isReshape(lhsDef) ? lhsDef->getOperand(0).getDefiningOp() : nullptr;
+      bool reshapedIn = lhsSource && !isReshape(lhsSource) &&
+                        !transposeOf(lhsDef->getOperand(0));
+      bool reshapedOut = llvm::any_of(result.getUsers(), [&](Operation *user) {
+        return isReshape(user) && computesOn(user);
+      });
+      if (!reshapedIn && !reshapedOut)
+        return failure();
+    }
 
     SmallVector<AffineMap> maps;
     SmallVector<utils::IteratorType> iterators;

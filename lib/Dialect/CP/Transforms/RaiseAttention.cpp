@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
@@ -93,8 +94,36 @@ struct ReportedMiss {
 /// attentions (with disjoint ops) and the nearest miss among the rest.
 struct Outcome {
   unsigned matches = 0;
+  /// The GQA groups of the matches, summed: more is more of the K/V
+  /// repetition read into the ops rather than left in front of them.
+  int64_t kvGroups = 0;
+  /// Some match's K or V is a repetition (a broadcast, or an add of zeros
+  /// to a narrower operand) under reshapes and transposes, which the
+  /// normalized form may read as GQA.
+  bool repeatedKV = false;
   std::optional<ReportedMiss> nearest;
 };
+
+/// `v` is, under reshapes and transposes, a tensor repeated along a dim: a
+/// linalg.broadcast, or a tosa.add of zeros to an operand the result
+/// widens.
+bool isRepeated(Value v) {
+  Operation *def = v.getDefiningOp();
+  while (isa_and_nonnull<tosa::ReshapeOp, tosa::TransposeOp,
+                          tensor::CollapseShapeOp, tensor::ExpandShapeOp,
+                          linalg::TransposeOp>(def)) {
+    v = def->getOperand(0);
+    def = v.getDefiningOp();
+  }
+  if (isa_and_nonnull<linalg::BroadcastOp>(def))
+    return true;
+  auto add = dyn_cast_or_null<tosa::AddOp>(def);
+  return add &&
+         (add.getInput1().getType() != add.getType() ||
+          add.getInput2().getType() != add.getType()) &&
+         (matchPattern(add.getInput1(), m_AnyZeroFloat()) ||
+          matchPattern(add.getInput2(), m_AnyZeroFloat()));
+}
 
 Outcome analyze(FunctionOpInterface function, int64_t groupSize) {
   Outcome outcome;
@@ -111,6 +140,9 @@ Outcome analyze(FunctionOpInterface function, int64_t groupSize) {
     }
     consumed.insert(match->ops.begin(), match->ops.end());
     ++outcome.matches;
+    outcome.kvGroups += match->kvGroup;
+    outcome.repeatedKV |=
+        isRepeated(match->key.value) || isRepeated(match->value.value);
   });
   for (const NearMiss &miss : misses) {
     if (miss.progress == 0 || consumed.contains(miss.at))
@@ -428,17 +460,21 @@ void RaiseAttentionPass::runOnOperation() {
     if (function.isExternal())
       continue;
     // Front ends' forms: the function after the normalizing rewrites, when
-    // more attention matches there. A near miss is reported from whichever
+    // more attention matches there (or as much, reading more GQA). A near miss is reported from whichever
     // form came nearer.
     Outcome outcome = analyze(function, size);
     NormalizationLog log;
     std::optional<ReportedMiss> normalizedMiss;
-    if (normalize && outcome.nearest) {
+    // Also when K or V of a match is repeated in front of it: the
+    // normalized form may read the repetition as GQA.
+    if (normalize && (outcome.nearest || outcome.repeatedKV)) {
       OwningOpRef<Operation *> copy = function->clone();
       if (succeeded(normalizeAttentionForms(*copy, &log))) {
         auto normalized = cast<FunctionOpInterface>(*copy);
         Outcome after = analyze(normalized, size);
-        if (after.matches > outcome.matches) {
+        if (after.matches > outcome.matches ||
+            (after.matches == outcome.matches &&
+             after.kvGroups > outcome.kvGroups)) {
           function.getFunctionBody().takeBody(normalized.getFunctionBody());
         } else {
           log.clear();
