@@ -35,6 +35,8 @@ void mlir::cp::buildCPULoweringPipeline(OpPassManager &pm,
   tiles.vectorWidth = options.vectorWidth;
   tiles.microRows = options.microRows;
   tiles.microVectors = options.microVectors;
+  if (options.outlineKernels)
+    pm.addPass(createOutlineLocalAttentionPass());
   pm.addPass(createLowerLocalAttentionPass(tiles));
   pm.addPass(createConvertCPToMPIPass());
   pm.addPass(createConvertLinalgToLoopsPass());

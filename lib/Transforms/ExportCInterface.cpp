@@ -1,7 +1,9 @@
 //===- ExportCInterface.cpp - C-callable wrappers for public functions ----===//
 //
 // Implements cp-export-c-interface: public functions get
-// llvm.emit_c_interface, the ABI drivers call (docs/Lowering.md §4).
+// llvm.emit_c_interface, the ABI drivers call (docs/Lowering.md §4);
+// private definitions (the shared attention kernels) get internal linkage,
+// so that a program exports only its entry points.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,9 +27,16 @@ struct ExportCInterfacePass
 
   void runOnOperation() override {
     UnitAttr unit = UnitAttr::get(&getContext());
-    for (auto func : getOperation().getOps<func::FuncOp>())
-      if (func.isPublic() && !func.isExternal())
+    auto internal =
+        LLVM::LinkageAttr::get(&getContext(), LLVM::Linkage::Internal);
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
+      if (func.isExternal())
+        continue;
+      if (func.isPublic())
         func->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(), unit);
+      else if (!func->hasAttr("llvm.linkage"))
+        func->setAttr("llvm.linkage", internal);
+    }
   }
 };
 } // namespace

@@ -29,13 +29,17 @@ func.func @attention(%q: tensor<1x8x64x32xf32>, %k: tensor<1x4x64x32xf32>,
 // CHECK-DAG: llvm.func @cp_rt_group(
 // CHECK-DAG: llvm.func @cp_rt_all_gather_f32(
 // CHECK-DAG: llvm.func @cp_rt_grid_coord(
+// The attention loop nest is a private kernel function the layer calls
+// (cp-outline-local-attention), after the C entry point.
 // CHECK: llvm.func @attention(
 // CHECK:   llvm.call @cp_rt_grid_coord
 // CHECK:   llvm.call @cp_rt_all_gather_f32
 // CHECK:   llvm.call @cp_rt_all_gather_f32
+// CHECK:   llvm.call @cp_local_attention(
+// CHECK: llvm.func @_mlir_ciface_attention(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr)
+// CHECK: llvm.func internal @cp_local_attention(
 // CHECK:   omp.parallel
 // CHECK:   llvm.intr.fma
-// CHECK: llvm.func @_mlir_ciface_attention(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr)
 
 // SERIAL-NOT: omp.
 // SERIAL: llvm.call @cp_rt_exchange_mirror_f32
@@ -44,8 +48,10 @@ func.func @attention(%q: tensor<1x8x64x32xf32>, %k: tensor<1x4x64x32xf32>,
 // SERIAL: llvm.func @_mlir_ciface_attention
 
 // LLVMIR: call void @cp_rt_all_to_all_f32(
-// LLVMIR: call void (ptr, i32, ptr, ...) @__kmpc_fork_call(
+// LLVMIR: call void @cp_local_attention(
 // LLVMIR: define void @_mlir_ciface_attention(ptr %0, ptr %1, ptr %2, ptr %3)
+// LLVMIR: define internal void @cp_local_attention(
+// LLVMIR: call void (ptr, i32, ptr, ...) @__kmpc_fork_call(
 
 // Ring: 3 steps of shifted K and V, each started before the attention it
 // overlaps and waited for after it: the shifts of step 0, then those of the

@@ -11,10 +11,13 @@ func.func @attention(%q: memref<1x8x64x32xf32>, %o: memref<1x8x64x32xf32>) {
   return
 }
 
-// Private functions and declarations keep their plain ABI.
-// CHECK: func.func private @helper() {
+// Private functions and declarations keep their plain ABI; a private
+// definition (a shared kernel) gets internal linkage, so the program does
+// not export it.
+// CHECK: func.func private @helper() attributes {llvm.linkage = #llvm.linkage<internal>} {
 // CHECK: func.func private @external()
 // CHECK-NOT: llvm.emit_c_interface
+// LLVM: llvm.func internal @helper()
 func.func private @helper() {
   return
 }

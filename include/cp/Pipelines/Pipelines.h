@@ -39,6 +39,13 @@ struct CPULoweringOptions : public PassPipelineOptions<CPULoweringOptions> {
                      "as the GPU pipeline does; checks that packing on CPU "
                      "ranks"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> outlineKernels{
+      *this, "outline-kernels",
+      llvm::cl::desc("Lower one shared kernel function per distinct local "
+                     "attention, called by every op like it "
+                     "(cp-outline-local-attention), instead of a loop nest "
+                     "per op"),
+      llvm::cl::init(true)};
   PassOptions::Option<int64_t> tileQ{
       *this, "tile-q", llvm::cl::desc("cp-lower-local-attention tile-q"),
       llvm::cl::init(32)};

@@ -127,7 +127,12 @@ def ExportCInterfacePass : Pass<"cp-export-c-interface", "ModuleOp"> {
     func.func @attention(%q: memref<1x8x64x32xf32>, ...)
         attributes {llvm.emit_c_interface}
     ```
+
+    Private definitions (the kernels `cp-outline-local-attention` shares
+    between layers) get `llvm.linkage = #llvm.linkage<internal>`, so that
+    the compiled program exports only its public functions.
   }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
 def DistinctResultBuffersPass

@@ -303,6 +303,35 @@ def FreeBuffersEarlyPass : Pass<"cp-free-buffers-early"> {
   }];
 }
 
+def OutlineLocalAttentionPass
+    : Pass<"cp-outline-local-attention", "ModuleOp"> {
+  let summary = "One private kernel function per distinct local attention";
+  let description = [{
+    Replaces each `cp.buffer.local_attention` and
+    `cp.buffer.local_attention_grad` by a `func.call` of a private function
+    whose body is that op on the function's arguments. Ops with the same
+    attributes and operand types share one function, so a model of N
+    identical layers lowers (and LLVM compiles) one attention loop nest
+    instead of N: compile time grows with the number of distinct layers,
+    not with depth. Run before `cp-lower-local-attention`, which then
+    lowers the functions' single ops; `cp-lower-to-cpu` does.
+
+    ```mlir
+    cp.buffer.local_attention %q, %k, %v offsets(%a, %b) into %o ...
+    cp.buffer.local_attention %o, %k, %v offsets(%a, %b) into %o2 ...
+    // becomes
+    call @cp_local_attention_0(%q, %k, %v, %a, %b, %o) : (...) -> ()
+    call @cp_local_attention_0(%o, %k, %v, %a, %b, %o2) : (...) -> ()
+    func.func private @cp_local_attention_0(...) {
+      cp.buffer.local_attention %arg0, %arg1, %arg2 offsets(%arg3, %arg4)
+          into %arg5 ...
+      return
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
 def OverlapCollectivesPass : Pass<"cp-overlap-collectives"> {
   let summary = "Split buffer shifts into start and wait around independent work";
   let description = [{
