@@ -134,6 +134,27 @@ def test_unraised_on_shards_differs(tmp_path):
     assert np.max(np.abs(got - expected)) > 100 * tolerance
 
 
+def check_decode_schemes(text, tmp_path, function, P, packed, k, v, rest,
+                         expected, exact):
+    """The raised decode `text` under allgather, ulysses and ring on P
+    ranks: every rank returns the whole output, each copy within 3e-2 of
+    the unraised function (f16 accumulation in the original, as for
+    IREE's) and 2e-3 of float64 attention. Rank r's K and V arguments are
+    its [1, H, S/P, D] block of the cache, flattened (the runner splits
+    flat arrays into P contiguous blocks); `packed` and `rest` go to every
+    rank."""
+    def by_rank(x):
+        return np.concatenate([b.reshape(-1) for b in np.split(x, P, axis=2)])
+
+    for scheme in ("allgather", "ulysses", "ring"):
+        program = compile_text(text, tmp_path, scheme, function, scheme=scheme)
+        got = cp_mlir.run_cpu(program, P, [packed, by_rank(k), by_rank(v), *rest])
+        for rank, copy in enumerate(np.split(got, P)):
+            error = np.max(np.abs(copy.astype(np.float64) - expected))
+            assert error <= 3e-2, f"{scheme} rank {rank}: max |err| {error:.3e}"
+            assert np.max(np.abs(copy - exact)) <= 2e-3, f"{scheme} rank {rank}"
+
+
 DECODE = "rocmlir-tosa-causal-iota-select-f16.mlir"
 
 
@@ -181,20 +202,10 @@ def test_decode_raised_equals_unraised(tmp_path):
     exact = exact_decode(packed, k, v)
     assert np.max(np.abs(expected - exact)) <= 3e-2
 
-    # Rank r's argument is its [1, 32, S/P, 128] block of the cache,
-    # flattened: the runner splits the flat arrays into P contiguous blocks.
-    def by_rank(x):
-        return np.concatenate([b.reshape(-1) for b in np.split(x, P, axis=2)])
-
     text = raised(decode_text(source, S // P), P, function)
     assert "queries = replicated" in text and "mask = causal" in text
-    for scheme in ("allgather", "ulysses", "ring"):
-        program = compile_text(text, tmp_path, scheme, function, scheme=scheme)
-        got = cp_mlir.run_cpu(program, P, [packed, by_rank(k), by_rank(v)])
-        for rank, copy in enumerate(np.split(got, P)):
-            error = np.max(np.abs(copy.astype(np.float64) - expected))
-            assert error <= 3e-2, f"{scheme} rank {rank}: max |err| {error:.3e}"
-            assert np.max(np.abs(copy - exact)) <= 2e-3, f"{scheme} rank {rank}"
+    check_decode_schemes(text, tmp_path, function, P, packed, k, v, [],
+                         expected, exact)
 
 
 KVCACHE = "rocmlir-tosa-decode-kvcache-seqlen-mask-f16.mlir"
@@ -241,18 +252,10 @@ def test_kvcache_decode_raised_equals_unraised(tmp_path):
                       v[0].astype(np.float64)).reshape(-1)
     assert np.max(np.abs(expected - exact)) <= 3e-2
 
-    def by_rank(x):
-        return np.concatenate([b.reshape(-1) for b in np.split(x, P, axis=2)])
-
     text = raised(kvcache_text(source, S // P), P, function)
     assert "queries = replicated" in text and "mod_operands" in text
-    for scheme in ("allgather", "ulysses", "ring"):
-        program = compile_text(text, tmp_path, scheme, function, scheme=scheme)
-        got = cp_mlir.run_cpu(program, P, [packed, by_rank(k), by_rank(v), lengths])
-        for rank, copy in enumerate(np.split(got, P)):
-            error = np.max(np.abs(copy.astype(np.float64) - expected))
-            assert error <= 3e-2, f"{scheme} rank {rank}: max |err| {error:.3e}"
-            assert np.max(np.abs(copy - exact)) <= 2e-3, f"{scheme} rank {rank}"
+    check_decode_schemes(text, tmp_path, function, P, packed, k, v, [lengths],
+                         expected, exact)
 
 
 ONE_PROCESS = [

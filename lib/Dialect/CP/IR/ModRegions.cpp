@@ -69,12 +69,7 @@ static LogicalResult verifyModBody(Operation *op, Block &body, bool isMask,
   if (!checkOps)
     return success();
   unsigned firstModArg = isMask ? kMaskModPositions : kScoreModPositions;
-  // The terminator is the block's last op (modBodyResult found it there);
-  // it is skipped by position, not by trait, so that the check holds in
-  // every client that registers the dialect.
-  for (Operation &nested : body) {
-    if (&nested == &body.back())
-      break;
+  for (Operation &nested : body.without_terminator()) {
     StringRef dialect =
         nested.getDialect() ? nested.getDialect()->getNamespace() : StringRef();
     bool readsModOperand = false;

@@ -140,6 +140,7 @@ private:
   // Stage 2: softmax over the key dim.
   LogicalResult matchSoftmax(Value p, Value &x);
   LogicalResult matchRowReduction(Value v, bool isMax, Value &input);
+  LogicalResult matchRowMaxOf(Value rowMax, Value x);
   LogicalResult matchExpOfShifted(Value e, Value &x, Value &rowMax);
   LogicalResult matchNormalization(Value p, Value &e, Value &rowSum);
   Value logSumExpSubtracted(Value p, Value &x);

@@ -52,12 +52,8 @@ LogicalResult Matcher::matchSoftmax(Value p, Value &x) {
     if (xAgain != x || rowMax != maxOf)
       return fail(add, "the log-sum-exp is not of the scores the softmax "
                        "exponentiates");
-    Value maxInput;
-    if (failed(matchRowReduction(rowMax, /*isMax=*/true, maxInput)))
+    if (failed(matchRowMaxOf(rowMax, x)))
       return failure();
-    if (maxInput != x)
-      return fail(rowMax.getDefiningOp(),
-                  "the softmax subtracts the max of a different tensor");
     for (Operation *op : ops)
       m.ops.insert(op);
     m.rowMax = rowMax;
@@ -72,14 +68,21 @@ LogicalResult Matcher::matchSoftmax(Value p, Value &x) {
                 "the softmax sums a different tensor than it divides");
   if (failed(matchExpOfShifted(e, x, rowMax)))
     return failure();
+  if (failed(matchRowMaxOf(rowMax, x)))
+    return failure();
+  m.rowMax = rowMax;
+  m.rowSum = rowSum;
+  return success();
+}
+
+/// rowMax is the row max of exactly `x`, the scores the softmax shifts.
+LogicalResult Matcher::matchRowMaxOf(Value rowMax, Value x) {
   Value maxInput;
   if (failed(matchRowReduction(rowMax, /*isMax=*/true, maxInput)))
     return failure();
   if (maxInput != x)
     return fail(rowMax.getDefiningOp(),
                 "the softmax subtracts the max of a different tensor");
-  m.rowMax = rowMax;
-  m.rowSum = rowSum;
   return success();
 }
 

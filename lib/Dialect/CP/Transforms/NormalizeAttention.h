@@ -15,6 +15,7 @@
 #define CP_LIB_DIALECT_CP_TRANSFORMS_NORMALIZEATTENTION_H
 
 #include "mlir/IR/Operation.h"
+#include "mlir/IR/Value.h"
 #include "llvm/ADT/MapVector.h"
 
 #include <string>
@@ -30,6 +31,11 @@ using NormalizationLog = llvm::MapVector<StringRef, unsigned>;
 /// Fails only when the rewrite driver does not converge.
 LogicalResult normalizeAttentionForms(Operation *root,
                                       NormalizationLog *log = nullptr);
+
+/// The operand `add` repeats when it is a broadcast written as an add of
+/// float zeros of the result's shape to a narrower operand of the same
+/// rank (what front ends write for GQA); null otherwise.
+Value repeatedByAddOfZeros(Operation *add);
 
 /// "batch matmul over reshapes x2, keepdim statistic x1" (empty when
 /// nothing applied).

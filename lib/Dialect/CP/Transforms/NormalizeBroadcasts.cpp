@@ -31,59 +31,70 @@ struct BroadcastAddOfZeros : Logged<OpRewritePattern<tosa::AddOp>> {
 
   LogicalResult matchAndRewrite(tosa::AddOp op,
                                 PatternRewriter &rewriter) const override {
-    auto type = dyn_cast<RankedTensorType>(op.getType());
-    if (!type || !type.hasStaticShape() ||
-        !isa<FloatType>(type.getElementType()))
+    Value x = repeatedByAddOfZeros(op);
+    if (!x)
       return failure();
-    for (auto [x, zeros] : {std::pair(op.getInput1(), op.getInput2()),
-                            std::pair(op.getInput2(), op.getInput1())}) {
-      auto xType = dyn_cast<RankedTensorType>(x.getType());
-      if (!xType || xType.getRank() != type.getRank() ||
-          !xType.hasStaticShape() || xType == type ||
-          cast<ShapedType>(zeros.getType()).getShape() != type.getShape() ||
-          !matchPattern(zeros, m_AnyZeroFloat()))
+    auto type = cast<RankedTensorType>(op.getType());
+    auto xType = cast<RankedTensorType>(x.getType());
+    SmallVector<int64_t> broadcastDims;
+    SmallVector<ReassociationIndices> groups;
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      if (xType.getDimSize(d) == type.getDimSize(d)) {
+        groups.push_back({d});
         continue;
-      SmallVector<int64_t> broadcastDims;
-      SmallVector<ReassociationIndices> groups;
-      for (int64_t d = 0; d < type.getRank(); ++d) {
-        if (xType.getDimSize(d) == type.getDimSize(d)) {
-          groups.push_back({d});
-          continue;
-        }
-        if (xType.getDimSize(d) != 1)
-          return failure();
-        broadcastDims.push_back(d);
       }
-      // Each dropped unit dim joins a kept neighbour's group.
-      if (groups.empty())
+      if (xType.getDimSize(d) != 1)
         return failure();
-      for (int64_t d : broadcastDims) {
-        auto next = llvm::find_if(groups, [&](const ReassociationIndices &g) {
-          return g.front() > d;
-        });
-        if (next == groups.end())
-          groups.back().push_back(d);
-        else
-          next->insert(next->begin(), d);
-      }
-      for (ReassociationIndices &g : groups)
-        llvm::sort(g);
-      Location loc = op.getLoc();
-      Value collapsed =
-          tensor::CollapseShapeOp::create(rewriter, loc, x, groups);
-      Value init = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
-                                           type.getElementType());
-      auto broadcast = linalg::BroadcastOp::create(rewriter, loc, collapsed,
-                                                   init, broadcastDims);
-      rewriter.replaceOp(op, broadcast->getResults());
-      record();
-      return success();
+      broadcastDims.push_back(d);
     }
-    return failure();
+    // Each dropped unit dim joins a kept neighbour's group.
+    if (groups.empty())
+      return failure();
+    for (int64_t d : broadcastDims) {
+      auto next = llvm::find_if(groups, [&](const ReassociationIndices &g) {
+        return g.front() > d;
+      });
+      if (next == groups.end())
+        groups.back().push_back(d);
+      else
+        next->insert(next->begin(), d);
+    }
+    for (ReassociationIndices &g : groups)
+      llvm::sort(g);
+    Location loc = op.getLoc();
+    Value collapsed =
+        tensor::CollapseShapeOp::create(rewriter, loc, x, groups);
+    Value init = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
+                                         type.getElementType());
+    auto broadcast = linalg::BroadcastOp::create(rewriter, loc, collapsed,
+                                                 init, broadcastDims);
+    rewriter.replaceOp(op, broadcast->getResults());
+    record();
+    return success();
   }
 };
 
 } // namespace
+
+Value mlir::cp::repeatedByAddOfZeros(Operation *op) {
+  auto add = dyn_cast_or_null<tosa::AddOp>(op);
+  if (!add)
+    return Value();
+  auto type = dyn_cast<RankedTensorType>(add.getType());
+  if (!type || !type.hasStaticShape() ||
+      !isa<FloatType>(type.getElementType()))
+    return Value();
+  for (auto [x, zeros] : {std::pair(add.getInput1(), add.getInput2()),
+                          std::pair(add.getInput2(), add.getInput1())}) {
+    auto xType = dyn_cast<RankedTensorType>(x.getType());
+    if (xType && xType.getRank() == type.getRank() &&
+        xType.hasStaticShape() && xType != type &&
+        cast<ShapedType>(zeros.getType()).getShape() == type.getShape() &&
+        matchPattern(zeros, m_AnyZeroFloat()))
+      return x;
+  }
+  return Value();
+}
 
 void mlir::cp::normalize::populateBroadcastPatterns(
     RewritePatternSet &patterns, NormalizationLog *log) {

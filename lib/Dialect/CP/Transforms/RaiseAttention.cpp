@@ -106,7 +106,7 @@ struct Outcome {
 
 /// `v` is, under reshapes and transposes, a tensor repeated along a dim: a
 /// linalg.broadcast, or a tosa.add of zeros to an operand the result
-/// widens.
+/// widens (repeatedByAddOfZeros).
 bool isRepeated(Value v) {
   Operation *def = v.getDefiningOp();
   while (isa_and_nonnull<tosa::ReshapeOp, tosa::TransposeOp,
@@ -115,14 +115,8 @@ bool isRepeated(Value v) {
     v = def->getOperand(0);
     def = v.getDefiningOp();
   }
-  if (isa_and_nonnull<linalg::BroadcastOp>(def))
-    return true;
-  auto add = dyn_cast_or_null<tosa::AddOp>(def);
-  return add &&
-         (add.getInput1().getType() != add.getType() ||
-          add.getInput2().getType() != add.getType()) &&
-         (matchPattern(add.getInput1(), m_AnyZeroFloat()) ||
-          matchPattern(add.getInput2(), m_AnyZeroFloat()));
+  return isa_and_nonnull<linalg::BroadcastOp>(def) ||
+         static_cast<bool>(repeatedByAddOfZeros(def));
 }
 
 Outcome analyze(FunctionOpInterface function, int64_t groupSize) {
