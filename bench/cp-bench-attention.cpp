@@ -19,6 +19,8 @@
 
 #include <dlfcn.h>
 
+#include <functional>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -77,6 +79,85 @@ std::vector<BenchCase> gradCases(const Setting &s) {
   return all;
 }
 
+/// A mask_mod / score_mod case (CPU): its regions on the forward at the
+/// longest length, D = 128, beside the structured masks at that shape.
+struct RegionCase {
+  const char *name;  // symbol suffix and table label
+  const char *mask;  // structured mask (" mask = causal") or ""
+  const char *score; // score_mod body (on %x, %qi, %ki) or null
+  bool document;     // mask_mod: seg[q_idx] == seg[kv_idx]
+  int64_t shift;     // document boundaries: multiples of S/8, shifted by this
+  const char *baseline; // the structured case it is compared with
+};
+
+std::vector<RegionCase> regionCases() {
+  const char *softcap = "        %cap = arith.constant 30.0 : f32\n"
+                        "        %xs = arith.divf %x, %cap : f32\n"
+                        "        %t = math.tanh %xs : f32\n"
+                        "        %y = arith.mulf %t, %cap : f32\n";
+  const char *alibi = "        %qq = arith.index_cast %qi : index to i64\n"
+                      "        %kk = arith.index_cast %ki : index to i64\n"
+                      "        %dd = arith.subi %kk, %qq : i64\n"
+                      "        %df = arith.sitofp %dd : i64 to f32\n"
+                      "        %sl = arith.constant 0.0625 : f32\n"
+                      "        %bias = arith.mulf %df, %sl : f32\n"
+                      "        %y = arith.addf %x, %bias : f32\n";
+  return {{"softcap", "", softcap, false, 0, "none"},
+          {"alibi_causal", " mask = causal", alibi, false, 0, "causal"},
+          {"document8", "", nullptr, true, 0, "causal"},
+          {"document8_shifted", "", nullptr, true, 37, "causal"}};
+}
+
+/// Segment ids of 8 documents over `seq` positions: boundaries at multiples
+/// of seq / 8, each but the first and last moved by `shift`.
+std::vector<int32_t> documentIds(int64_t seq, int64_t shift) {
+  std::vector<int32_t> ids(seq);
+  for (int64_t i = 0; i < seq; ++i) {
+    int64_t doc = 0;
+    for (int64_t d = 1; d < 8; ++d)
+      if (i >= d * (seq / 8) + shift)
+        doc = d;
+    ids[i] = static_cast<int32_t>(doc);
+  }
+  return ids;
+}
+
+int64_t regionSeq(const Setting &s) { return s.lengths.back(); }
+
+std::string regionSymbol(const Setting &s, const RegionCase &r) {
+  return "la_s" + std::to_string(regionSeq(s)) + "_d128_" + r.name;
+}
+
+void emitRegionMlir(const Setting &s, const RegionCase &r) {
+  int64_t seq = regionSeq(s);
+  std::string t = "tensor<" + std::to_string(s.batch) + "x" +
+                  std::to_string(s.heads) + "x" + std::to_string(seq) +
+                  "x128x" + s.type + ">";
+  std::string seg = "tensor<" + std::to_string(seq) + "xi32>";
+  std::string header = "(%b: index, %h: index, %qi: index, %ki: index" +
+                       std::string(r.document ? ", %s: " + seg : "") + "):\n";
+  std::string regions;
+  if (r.document)
+    regions += "      mask_mod {\n      ^bb0" + header +
+               "        %a = tensor.extract %s[%qi] : " + seg +
+               "\n        %c = tensor.extract %s[%ki] : " + seg +
+               "\n        %same = arith.cmpi eq, %a, %c : i32\n"
+               "        cp.yield %same : i1\n      }\n";
+  if (r.score)
+    regions += "      score_mod {\n      ^bb0(%x: f32, " + header.substr(1) +
+               r.score + "        cp.yield %y : f32\n      }\n";
+  std::printf("func.func @%s(%%q: %s, %%k: %s, %%v: %s%s) -> %s {\n"
+              "  %%c0 = arith.constant 0 : index\n"
+              "  %%o = cp.local_attention %%q, %%k, %%v offsets(%%c0, %%c0)%s%s\n"
+              "%s      : %s, %s, %s -> %s\n"
+              "  return %%o : %s\n}\n",
+              regionSymbol(s, r).c_str(), t.c_str(), t.c_str(), t.c_str(),
+              r.document ? (", %seg: " + seg).c_str() : "", t.c_str(),
+              r.document ? (" mod_operands(%seg : " + seg + ")").c_str() : "",
+              r.mask, regions.c_str(), t.c_str(), t.c_str(), t.c_str(),
+              t.c_str(), t.c_str());
+}
+
 /// The forward with its lse (@fwd_*) and cp.local_attention_grad (@grad_*)
 /// of one backward case.
 void emitGradMlir(const Setting &s, const BenchCase &c) {
@@ -123,9 +204,12 @@ void emitMlir(const Setting &s) {
         c.causal ? " mask = causal" : "", t.c_str(), t.c_str(), t.c_str(),
         t.c_str(), t.c_str());
   }
-  if (!s.gpu)
+  if (!s.gpu) {
+    for (const RegionCase &r : regionCases())
+      emitRegionMlir(s, r);
     for (const BenchCase &c : gradCases(s))
       emitGradMlir(s, c);
+  }
 }
 
 double seconds() {
@@ -230,6 +314,83 @@ Inputs makeInputs(const Setting &s, const BenchCase &c) {
   store(in.v, in.vBytes);
   in.outBytes.resize(n * s.elementBytes());
   return in;
+}
+
+/// Visible (query, key) pairs of a region case at `seq` positions.
+double regionPairs(const RegionCase &r, int64_t seq) {
+  if (r.document) {
+    std::vector<int32_t> ids = documentIds(seq, r.shift);
+    double pairs = 0, run = 1;
+    for (int64_t i = 1; i <= seq; ++i) {
+      if (i == seq || ids[i] != ids[i - 1]) {
+        pairs += run * run;
+        run = 0;
+      }
+      ++run;
+    }
+    return pairs;
+  }
+  return std::strlen(r.mask) ? seq * (seq + 1) / 2.0
+                             : static_cast<double>(seq) * seq;
+}
+
+/// The mask_mod / score_mod table: each case's rate on the pairs it leaves
+/// visible, next to the structured case of the same shape (`structured`:
+/// seconds of the main table's cases by name).
+bool runRegions(const Setting &setting, void *handle, const std::string &lib,
+                double peakGflops,
+                const std::vector<std::pair<std::string, double>> &structured) {
+  int64_t seq = regionSeq(setting), d = 128;
+  std::printf("\nmask_mod / score_mod regions, S_local=%lld D=%lld; the rate "
+              "counts the pairs the mask leaves (8 documents: S^2/8)\n",
+              (long long)seq, (long long)d);
+  std::printf("%-18s %10s %9s %8s %-9s %12s\n", "case", "time_ms", "GFLOP/s",
+              "of_peak", "vs", "rate_ratio");
+  using P = void *;
+  for (const RegionCase &r : regionCases()) {
+    std::string symbol = regionSymbol(setting, r);
+    auto fn = dlsym(handle, ("_mlir_ciface_" + symbol).c_str());
+    if (!fn) {
+      std::fprintf(stderr, "cp-bench-attention: %s not in %s\n",
+                   symbol.c_str(), lib.c_str());
+      return false;
+    }
+    BenchCase shape{seq, d, std::strlen(r.mask) > 0};
+    Inputs in = makeInputs(setting, shape);
+    int64_t sizes[4] = {setting.batch, setting.heads, seq, d};
+    auto dq = denseDescriptor<4>(in.qBytes.data(), sizes);
+    auto dk = denseDescriptor<4>(in.kBytes.data(), sizes);
+    auto dv = denseDescriptor<4>(in.vBytes.data(), sizes);
+    auto dout = denseDescriptor<4>(in.outBytes.data(), sizes);
+    std::vector<int32_t> ids = documentIds(seq, r.shift);
+    int64_t segSizes[1] = {seq};
+    auto dseg = denseDescriptor<1>(ids.data(), segSizes);
+    std::function<void()> call;
+    if (r.document)
+      call = [&] {
+        reinterpret_cast<void (*)(P, P, P, P, P)>(fn)(&dq, &dk, &dv, &dseg,
+                                                       &dout);
+      };
+    else
+      call = [&] { reinterpret_cast<void (*)(P, P, P, P)>(fn)(&dq, &dk, &dv, &dout); };
+    call(); // warm-up
+    double t = best(3, call);
+    double rate =
+        4.0 * d * regionPairs(r, seq) * setting.batch * setting.heads / t / 1e9;
+    BenchCase base{seq, d, std::string(r.baseline) == "causal"};
+    double baseTime = 0;
+    for (const auto &[name, seconds] : structured)
+      if (name == base.name())
+        baseTime = seconds;
+    double baseRate = baseTime > 0 ? usefulFlops(setting, base) / baseTime / 1e9
+                                   : 0;
+    std::printf("%-18s %10.2f %9.1f %7.1f%% %-9s %11.2fx\n", r.name, t * 1e3,
+                rate, 100 * rate / peakGflops, r.baseline,
+                baseRate > 0 ? baseRate / rate : 0.0);
+  }
+  std::printf("rate_ratio: the structured case's rate over this one's (1.00x: "
+              "the regions cost nothing; target <= 1.3x)\n");
+  return true;
 }
 
 /// The backward table: cp.local_attention_grad (given the forward's output
@@ -367,6 +528,7 @@ int main(int argc, char **argv) {
               "time_ms", unit, "of_peak", naive ? "naive_GFLOP/s" : "",
               naive ? "speedup" : "");
   double noneTime = 0;
+  std::vector<std::pair<std::string, double>> structuredTimes;
   for (const BenchCase &c : cases(setting)) {
     Inputs in = makeInputs(setting, c);
     auto entry = reinterpret_cast<void (*)(void *, void *, void *, void *)>(
@@ -391,6 +553,7 @@ int main(int argc, char **argv) {
     entry(&dq, &dk, &dv, &dout); // warm-up
     double t = best(3, [&] { entry(&dq, &dk, &dv, &dout); });
     double rate = usefulFlops(setting, c) / t / scale;
+    structuredTimes.emplace_back(c.name(), t);
     std::string naiveRate, speedup;
     if (naive) {
       double tn = naiveSeconds(setting, c, in.q, in.k, in.v, threads);
@@ -413,6 +576,9 @@ int main(int argc, char **argv) {
                   "", noneTime / t);
   }
   if (!gpu)
-    return runGrad(setting, handle, lib, peakGflops) ? 0 : 1;
+    return runRegions(setting, handle, lib, peakGflops, structuredTimes) &&
+                   runGrad(setting, handle, lib, peakGflops)
+               ? 0
+               : 1;
   return 0;
 }

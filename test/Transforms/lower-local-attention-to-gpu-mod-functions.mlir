@@ -2,13 +2,27 @@
 // the kernel each thread evaluates the score_mod on each of its scores and
 // the mask_mod at its (query row, key) pair, at global positions, with the
 // structured mask; the mod operands (segment ids) are read from the buffer
-// the launch captures. The functions are erased once no op names them.
+// the launch captures. A document mask_mod also skips whole key tiles: each
+// thread computes the query tile's [min, max] segment id once and each key
+// tile's per tile (the same values on every thread, so the branch is uniform
+// and the barriers inside it hold); a tile whose range does not meet the
+// query tile's carries the softmax state through unchanged. The functions
+// are erased once no op names them.
 // RUN: cp-opt %s -cp-lower-local-attention-to-gpu -canonicalize -cse | FileCheck %s
 
 // CHECK-NOT: func.func private
 // CHECK-LABEL: func @document_softcap
 // CHECK-SAME: %[[SEG:[^:]*]]: memref<100xi32>
 // CHECK: gpu.launch
+// CHECK: %[[QR:.*]]:2 = scf.for {{.*}} -> (i32, i32)
+// CHECK: scf.for %{{.*}} iter_args(%[[M:[^ ]*]] = {{.*}}) -> (f32, f32, f32, f32, f32, f32) {
+// CHECK: %[[KR:.*]]:2 = scf.for {{.*}} -> (i32, i32)
+// CHECK: %[[BELOW:.*]] = arith.cmpi slt, %[[KR]]#1, %[[QR]]#0 : i32
+// CHECK: %[[ABOVE:.*]] = arith.cmpi slt, %[[QR]]#1, %[[KR]]#0 : i32
+// CHECK: %[[APART:.*]] = arith.ori %[[ABOVE]], %[[BELOW]] : i1
+// CHECK: scf.if %[[APART]] -> (f32, f32, f32, f32, f32, f32) {
+// CHECK-NEXT: scf.yield %[[M]],
+// CHECK-NEXT: } else {
 // One key of the thread: score_mod, then mask_mod.
 // CHECK: %[[T:.*]] = math.tanh %{{.*}} : f32
 // CHECK: %[[Y:.*]] = arith.mulf %[[T]], %{{.*}} : f32

@@ -169,11 +169,19 @@ void GpuAttentionLowering::emitKernelBody(gpu::LaunchOp launch,
   KeyTiles tiles =
       buildVisibleKeyTiles(b, loc, mask, qFirst, qLast, kvOffset, lkv, tileKv);
 
+  // A document mask skips a key tile whose segment ids all differ from the
+  // query tile's: every thread computes both [min, max] ranges (the same
+  // loads, so the branch is uniform over the block and its barriers hold).
+  Value segments;
+  std::pair<Value, Value> querySegments;
+  if (mods.analysis.documentOperand) {
+    segments = op.getModOperands()[*mods.analysis.documentOperand];
+    querySegments = rangeOf(segments, qFirst, validQ);
+  }
+
   SmallVector<Value> init{negInf, zero};
   init.append(valueCols, zero);
-  ValueRange state = loop(
-      tiles.first, tiles.end, idx(1), init,
-      [&](Value kt, ValueRange carried) -> SmallVector<Value> {
+  auto keyTile = [&](Value kt, ValueRange carried) -> SmallVector<Value> {
         Value m = carried[0], l = carried[1];
         SmallVector<Value> acc(carried.drop_front(2));
         Value k0 = mul(kt, tileKv);
@@ -311,6 +319,24 @@ void GpuAttentionLowering::emitKernelBody(gpu::LaunchOp launch,
         SmallVector<Value> next{newMax, newSum};
         next.append(accumulated);
         return next;
+  };
+  ValueRange state = loop(
+      tiles.first, tiles.end, idx(1), init,
+      [&](Value kt, ValueRange carried) -> SmallVector<Value> {
+        if (!segments)
+          return keyTile(kt, carried);
+        Value k0 = mul(kt, tileKv);
+        Value rows = arith::MinSIOp::create(b, loc, tileKv, sub(lkv, k0));
+        Value meet = rangesMeet(querySegments,
+                                rangeOf(segments, add(kvOffset, k0), rows));
+        auto ifOp = scf::IfOp::create(b, loc, TypeRange(carried), meet,
+                                      /*withElseRegion=*/true);
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(ifOp.thenBlock());
+        scf::YieldOp::create(b, loc, keyTile(kt, carried));
+        b.setInsertionPointToStart(ifOp.elseBlock());
+        scf::YieldOp::create(b, loc, carried);
+        return SmallVector<Value>(ifOp.getResults());
       });
 
   Value m = state[0], l = state[1];

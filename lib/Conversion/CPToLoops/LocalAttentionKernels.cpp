@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "LocalAttentionLoops.h"
+#include "ModFunctionLanes.h"
 #include "cp/Conversion/AttentionCommon/ModFunctions.h"
 #include "cp/Dialect/CP/Analysis/StructuredMask.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -100,11 +101,7 @@ void TileKernels::applyStructuredMask(MaskAttr mask, Value qBase, Value k0,
                                       Value rowsInTile, Value st) {
   int64_t vw = t.vectorWidth;
   auto indexLanes = VectorType::get({vw}, b.getIndexType());
-  SmallVector<Attribute> steps;
-  for (int64_t l = 0; l < vw; ++l)
-    steps.push_back(b.getIndexAttr(l));
-  Value iota = arith::ConstantOp::create(
-      b, loc, indexLanes, DenseElementsAttr::get(indexLanes, steps));
+  Value iota = laneIota();
   Value negInfLanes = splat(negInf);
   loop(idx(0), rowsInTile, 1, [&](Value j) {
     Value kPos = vector::BroadcastOp::create(b, loc, indexLanes, add(k0, j));
@@ -156,45 +153,84 @@ void TileKernels::applyModFunction(func::FuncOp function, bool isMask,
                                    ValueRange modOperands, Value batch,
                                    Value head, Value qFirst, Value validQ,
                                    Value kFirst, Value rowsInTile, Value st) {
-  loop(idx(0), rowsInTile, 1, [&](Value j) {
-    loop(idx(0), validQ, 1, [&](Value i) {
-      Value score = memref::LoadOp::create(b, loc, st, ValueRange{j, i});
+  auto finish = [&](Value result, Value score) {
+    return isMask ? arith::SelectOp::create(b, loc, result, score,
+                                            negInf.getType() == score.getType()
+                                                ? negInf
+                                                : splat(negInf))
+                        .getResult()
+                  : result;
+  };
+  // The score and the query position differ between the lanes of a row of
+  // St; batch, head, the key position and the mod operands do not.
+  SmallVector<bool> varying;
+  if (!isMask)
+    varying.push_back(true);
+  varying.append({false, false, true, false});
+  varying.append(modOperands.size(), false);
+  if (!canEmitOnLanes(function, varying)) {
+    loop(idx(0), rowsInTile, 1, [&](Value j) {
+      loop(idx(0), validQ, 1, [&](Value i) {
+        Value score = memref::LoadOp::create(b, loc, st, ValueRange{j, i});
+        SmallVector<Value> args;
+        if (!isMask)
+          args.push_back(score);
+        args.append({batch, head, add(qFirst, i), add(kFirst, j)});
+        llvm::append_range(args, modOperands);
+        memref::StoreOp::create(b, loc,
+                                finish(emitModFunction(b, function, args),
+                                       score),
+                                st, ValueRange{j, i});
+      });
+    });
+    return;
+  }
+  int64_t vw = t.vectorWidth;
+  auto indexLanes = VectorType::get({vw}, b.getIndexType());
+  auto broadcast = [&](Value index) {
+    return vector::BroadcastOp::create(b, loc, indexLanes, index).getResult();
+  };
+  Value validLanes = broadcast(validQ);
+  Value zeroLanes = broadcast(idx(0));
+  Value validEnd = mul(arith::CeilDivUIOp::create(b, loc, validQ, idx(vw)),
+                       idx(vw));
+  loop(idx(0), validEnd, vw, [&](Value i) {
+    // Lanes past the tile's last query evaluate at its first query: their
+    // scores are never used, and their reads stay inside the operands.
+    Value local = arith::AddIOp::create(b, loc, laneIota(), broadcast(i));
+    Value inTile = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                         local, validLanes);
+    Value qPos = arith::AddIOp::create(
+        b, loc, broadcast(qFirst),
+        arith::SelectOp::create(b, loc, inTile, local, zeroLanes));
+    loop(idx(0), rowsInTile, 1, [&](Value j) {
+      Value score = loadLanes(st, {j, i});
       SmallVector<Value> args;
       if (!isMask)
         args.push_back(score);
-      args.append({batch, head, add(qFirst, i), add(kFirst, j)});
+      args.append({batch, head, qPos, add(kFirst, j)});
       llvm::append_range(args, modOperands);
-      Value result = emitModFunction(b, function, args);
-      if (isMask)
-        result = arith::SelectOp::create(b, loc, result, score, negInf);
-      memref::StoreOp::create(b, loc, result, st, ValueRange{j, i});
+      Value result = emitModFunctionOnLanes(b, loc, function, args, vw);
+      storeLanes(finish(result, score), st, {j, i});
     });
   });
 }
 
-std::pair<Value, Value> TileKernels::rangeOf(Value seg, Value first,
-                                                   Value count) {
-  Value v0 = memref::LoadOp::create(b, loc, seg, ValueRange{first});
-  ValueRange range = loop(idx(1), count, idx(1), {v0, v0},
-                          [&](Value i, ValueRange mm) -> SmallVector<Value> {
-                            Value v = memref::LoadOp::create(
-                                b, loc, seg, ValueRange{add(first, i)});
-                            return {arith::MinSIOp::create(b, loc, mm[0], v),
-                                    arith::MaxSIOp::create(b, loc, mm[1], v)};
-                          });
-  return {range[0], range[1]};
-}
-
-Value TileKernels::rangesMeet(std::pair<Value, Value> q,
-                              std::pair<Value, Value> k) {
-  Value apart = arith::OrIOp::create(
-      b, loc,
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, q.second,
-                            k.first),
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, k.second,
-                            q.first));
-  return arith::XOrIOp::create(b, loc, apart,
-                               arith::ConstantIntOp::create(b, loc, 1, 1));
+SegmentRanges TileKernels::tileSegmentRanges(Value seg, Value first,
+                                             Value length, int64_t tile) {
+  Type element = cast<MemRefType>(seg.getType()).getElementType();
+  Value count = arith::CeilDivUIOp::create(b, loc, length, idx(tile));
+  auto type = MemRefType::get({ShapedType::kDynamic}, element);
+  SegmentRanges ranges{memref::AllocOp::create(b, loc, type, count),
+                       memref::AllocOp::create(b, loc, type, count)};
+  loop(idx(0), count, 1, [&](Value index) {
+    Value start = mul(index, idx(tile));
+    Value size = minIdx(idx(tile), sub(length, start));
+    auto [min, max] = rangeOf(seg, add(first, start), size);
+    memref::StoreOp::create(b, loc, min, ranges.min, index);
+    memref::StoreOp::create(b, loc, max, ranges.max, index);
+  });
+  return ranges;
 }
 
 //===----------------------------------------------------------------------===//

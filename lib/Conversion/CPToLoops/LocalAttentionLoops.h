@@ -19,6 +19,13 @@
 
 namespace mlir::cp::detail {
 
+/// Per-tile [min, max] of a document mask's segment ids: two heap buffers
+/// of one element per tile, freed by the caller.
+struct SegmentRanges {
+  Value min, max;
+  explicit operator bool() const { return static_cast<bool>(min); }
+};
+
 struct TileSizes {
   int64_t tileQ, tileKv, vectorWidth, microRows, microVectors;
 };
@@ -49,6 +56,15 @@ protected:
     return vector::BroadcastOp::create(b, loc, lanes, scalar);
   }
   Value vecConst(double v) { return splat(f32Const(v)); }
+  /// The index vector [0, 1, ..., vector-width - 1].
+  Value laneIota() {
+    auto type = VectorType::get({t.vectorWidth}, b.getIndexType());
+    SmallVector<Attribute> steps;
+    for (int64_t l = 0; l < t.vectorWidth; ++l)
+      steps.push_back(b.getIndexAttr(l));
+    return arith::ConstantOp::create(b, loc, type,
+                                     DenseElementsAttr::get(type, steps));
+  }
   Value minIdx(Value x, Value y) {
     return arith::MinSIOp::create(b, loc, x, y);
   }
@@ -140,15 +156,22 @@ protected:
   /// St[j, i] = mod(St[j, i] or its position) for the tile's valid rows
   /// and columns: score_mod rewrites scores, mask_mod sets -inf where it
   /// returns false. Positions are global (q: qFirst + i, k: kFirst + j).
+  /// A body canEmitOnLanes accepts runs on a row's vector lanes at once,
+  /// any other once per score.
   void applyModFunction(func::FuncOp function, bool isMask,
                         ValueRange modOperands, Value batch, Value head,
                         Value qFirst, Value validQ, Value kFirst,
                         Value rowsInTile, Value st);
-  /// [min, max] of the integer mod operand `seg` over [first, first + count).
-  std::pair<Value, Value> rangeOf(Value seg, Value first, Value count);
-  /// i1: the segment ranges [qMin, qMax] and [kMin, kMax] meet (a document
-  /// mask may let some query see some key).
-  Value rangesMeet(std::pair<Value, Value> q, std::pair<Value, Value> k);
+  /// The segment range of every tile of `tile` positions of the document
+  /// mask's segment ids `seg` over [first, first + length), computed once
+  /// per call: i-th range at (min[i], max[i]).
+  SegmentRanges tileSegmentRanges(Value seg, Value first, Value length,
+                                  int64_t tile);
+  std::pair<Value, Value> segmentRangeOfTile(const SegmentRanges &ranges,
+                                             Value tileIndex) {
+    return {memref::LoadOp::create(b, loc, ranges.min, tileIndex),
+            memref::LoadOp::create(b, loc, ranges.max, tileIndex)};
+  }
 
   TileSizes t;
   VectorType lanes;
@@ -184,6 +207,8 @@ private:
   // Set by build(): sizes, the (possibly packed) keys and values, scalars.
   Value lq, lkv, headDim, valueDim, valueLanes, scale, kvGroup;
   Value key, value;
+  /// The segment range of each key tile, for a document mask.
+  SegmentRanges segments;
 };
 
 /// Builds the FlashAttention-2 backward loop nest replacing one

@@ -134,23 +134,29 @@ void AttentionLowering::emitQueryTile(Value batch, Value head, Value kvHead,
   KeyTiles tiles =
       buildVisibleKeyTiles(b, loc, mask, qFirst, qLast, kvOffset, lkv, tileKv);
   // A document mask hides a key tile whose segment ids all differ from the
-  // query tile's: their [min, max] ranges do not meet.
-  Value segments;
+  // query tile's: their [min, max] ranges do not meet. A key tile whose ids
+  // are all the query tile's one id needs no mask_mod, when the rest of it
+  // is structured.
   std::pair<Value, Value> querySegments;
-  if (mods.analysis.documentOperand) {
-    segments = op.getModOperands()[*mods.analysis.documentOperand];
-    querySegments = rangeOf(segments, qFirst, validQ);
-  }
+  if (segments)
+    querySegments =
+        rangeOf(op.getModOperands()[*mods.analysis.documentOperand], qFirst,
+                validQ);
+  Value maskModNeeded;
 
   loop(tiles.first, tiles.end, 1, [&](Value kt) {
     Value k0 = mul(kt, tileKv);
     Value rows = minIdx(tileKv, sub(lkv, k0));
     OpBuilder::InsertionGuard guard(b);
     if (segments) {
-      Value meet = rangesMeet(querySegments,
-                              rangeOf(segments, add(kvOffset, k0), rows));
+      std::pair<Value, Value> keySegments = segmentRangeOfTile(segments, kt);
+      Value meet = rangesMeet(querySegments, keySegments);
       auto ifOp = scf::IfOp::create(b, loc, meet, /*withElseRegion=*/false);
       b.setInsertionPointToStart(ifOp.thenBlock());
+      if (mods.analysis.onlyDocumentAndStructured)
+        maskModNeeded = arith::XOrIOp::create(
+            b, loc, sameSingleSegment(querySegments, keySegments),
+            arith::ConstantIntOp::create(b, loc, 1, 1));
     }
     // St[j, i] = sum_d K[k0 + j, d] * Qt[d, i]
     broadcastFmaKernel(
@@ -175,9 +181,20 @@ void AttentionLowering::emitQueryTile(Value batch, Value head, Value kvHead,
     if (op.getExplicitMask())
       applyExplicitMask(op.getExplicitMask(), batch, head, q0, validQ, k0,
                         rows, s.st);
-    if (mods.evaluatesMaskMod())
-      applyModFunction(mods.maskMod, /*isMask=*/true, op.getModOperands(),
-                       batch, globalHead, qFirst, validQ, kFirst, rows, s.st);
+    if (mods.evaluatesMaskMod()) {
+      auto apply = [&] {
+        applyModFunction(mods.maskMod, /*isMask=*/true, op.getModOperands(),
+                         batch, globalHead, qFirst, validQ, kFirst, rows,
+                         s.st);
+      };
+      if (maskModNeeded)
+        scf::IfOp::create(b, loc, maskModNeeded, [&](OpBuilder &, Location) {
+          apply();
+          scf::YieldOp::create(b, loc);
+        });
+      else
+        apply();
+    }
     updateSoftmax(validQ, rows, s);
     // Acc[i, dv] += sum_j Pt[j, i] * V[k0 + j, dv]
     broadcastFmaKernel(
@@ -212,6 +229,13 @@ void AttentionLowering::build() {
   valueLanes = paddedLanes(valueDim);
   key = packKeys();
   value = packValuePanels();
+
+  // The segment range of every key tile of a document mask, once per call.
+  ModFunctions mods = modFunctionsOf(op);
+  if (mods.analysis.documentOperand)
+    segments = tileSegmentRanges(
+        op.getModOperands()[*mods.analysis.documentOperand], op.getKvOffset(),
+        lkv, t.tileKv);
 
   Value tiles = arith::CeilDivUIOp::create(b, loc, lq, idx(t.tileQ));
   Value pairs = arith::CeilDivUIOp::create(b, loc, tiles, idx(2));
@@ -250,6 +274,10 @@ void AttentionLowering::build() {
   if (key != op.getKey())
     memref::DeallocOp::create(b, loc, key);
   memref::DeallocOp::create(b, loc, value);
+  if (segments) {
+    memref::DeallocOp::create(b, loc, segments.min);
+    memref::DeallocOp::create(b, loc, segments.max);
+  }
 }
 
 namespace {

@@ -47,6 +47,44 @@ protected:
     return v.getType() == f32 ? v : arith::ExtFOp::create(b, loc, f32, v);
   }
 
+  /// [min, max] of the integer memref `seg` over [first, first + count),
+  /// count > 0: the segment ids a document mask reads for a tile.
+  std::pair<Value, Value> rangeOf(Value seg, Value first, Value count) {
+    Value v0 = memref::LoadOp::create(b, loc, seg, ValueRange{first});
+    ValueRange range =
+        loop(idx(1), count, idx(1), {v0, v0},
+             [&](Value i, ValueRange mm) -> SmallVector<Value> {
+               Value v = memref::LoadOp::create(b, loc, seg,
+                                                ValueRange{add(first, i)});
+               return {arith::MinSIOp::create(b, loc, mm[0], v),
+                       arith::MaxSIOp::create(b, loc, mm[1], v)};
+             });
+    return {range[0], range[1]};
+  }
+  /// i1: the segment ranges [qMin, qMax] and [kMin, kMax] meet (a document
+  /// mask may let some query of the one see some key of the other).
+  Value rangesMeet(std::pair<Value, Value> q, std::pair<Value, Value> k) {
+    Value apart = arith::OrIOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, q.second,
+                              k.first),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, k.second,
+                              q.first));
+    return arith::XOrIOp::create(b, loc, apart,
+                                 arith::ConstantIntOp::create(b, loc, 1, 1));
+  }
+  /// i1: both ranges hold one and the same segment id, so a document mask
+  /// lets every query of the one see every key of the other.
+  Value sameSingleSegment(std::pair<Value, Value> q,
+                          std::pair<Value, Value> k) {
+    auto eq = [&](Value x, Value y) {
+      return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, y)
+          .getResult();
+    };
+    return andI(andI(eq(q.first, q.second), eq(k.first, k.second)),
+                eq(q.first, k.first));
+  }
+
   /// scf.for over [lb, ub) by `step`; `body` returns the yielded values.
   ValueRange loop(Value lb, Value ub, Value step, ValueRange init,
                   function_ref<SmallVector<Value>(Value, ValueRange)> body) {

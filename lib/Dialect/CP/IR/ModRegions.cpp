@@ -307,7 +307,7 @@ static MaskModAnalysis analyzeBody(Block &body) {
   MaskModAnalysis result;
   SmallVector<Value> conjuncts;
   collectConjuncts(modBodyResult(body), conjuncts);
-  bool causal = false, other = false;
+  bool causal = false, other = false, notDocument = false;
   int64_t window = 0;
   for (Value c : conjuncts) {
     Conjunct conjunct = classify(c, body);
@@ -319,11 +319,14 @@ static MaskModAnalysis analyzeBody(Block &body) {
       window = window ? std::min(window, conjunct.width) : conjunct.width;
       break;
     case Conjunct::document:
+      if (result.documentOperand && *result.documentOperand != conjunct.operand)
+        notDocument = true;
       result.documentOperand = conjunct.operand;
       other = true;
       break;
     case Conjunct::other:
       other = true;
+      notDocument = true;
       break;
     }
   }
@@ -337,6 +340,8 @@ static MaskModAnalysis analyzeBody(Block &body) {
   result.onlyStructured = causal && !other;
   if (window && !causal)
     result.onlyStructured = false;
+  result.onlyDocumentAndStructured = result.documentOperand && !notDocument &&
+                                     !(window && !causal);
   return result;
 }
 

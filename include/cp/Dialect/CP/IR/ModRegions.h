@@ -92,6 +92,10 @@ struct MaskModAnalysis {
   bool onlyStructured = false;
   /// A conjunct `seg[q_idx] == seg[kv_idx]` on mod operand #n.
   std::optional<unsigned> documentOperand;
+  /// Every conjunct is causal, sliding-window (with causal) or that
+  /// document conjunct: where a query and a key share one segment id,
+  /// `structured` says the rest.
+  bool onlyDocumentAndStructured = false;
 };
 MaskModAnalysis analyzeMaskMod(Region &maskMod);
 MaskModAnalysis analyzeMaskMod(func::FuncOp maskMod);
