@@ -19,8 +19,6 @@
 
 #include <dlfcn.h>
 
-#include <functional>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -28,6 +26,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <optional>
 #include <string>
 #include <thread>
@@ -77,6 +76,11 @@ std::vector<BenchCase> gradCases(const Setting &s) {
     if (c.seq <= s.lengths[std::min<size_t>(1, s.lengths.size() - 1)])
       all.push_back(c);
   return all;
+}
+
+/// The bf16 table's shapes (CPU): the longest length, D = 128.
+std::vector<BenchCase> bf16Cases(const Setting &s) {
+  return {{s.lengths.back(), 128, false}, {s.lengths.back(), 128, true}};
 }
 
 /// A mask_mod / score_mod case (CPU): its regions on the forward at the
@@ -146,16 +150,16 @@ void emitRegionMlir(const Setting &s, const RegionCase &r) {
   if (r.score)
     regions += "      score_mod {\n      ^bb0(%x: f32, " + header.substr(1) +
                r.score + "        cp.yield %y : f32\n      }\n";
-  std::printf("func.func @%s(%%q: %s, %%k: %s, %%v: %s%s) -> %s {\n"
-              "  %%c0 = arith.constant 0 : index\n"
-              "  %%o = cp.local_attention %%q, %%k, %%v offsets(%%c0, %%c0)%s%s\n"
-              "%s      : %s, %s, %s -> %s\n"
-              "  return %%o : %s\n}\n",
-              regionSymbol(s, r).c_str(), t.c_str(), t.c_str(), t.c_str(),
-              r.document ? (", %seg: " + seg).c_str() : "", t.c_str(),
-              r.document ? (" mod_operands(%seg : " + seg + ")").c_str() : "",
-              r.mask, regions.c_str(), t.c_str(), t.c_str(), t.c_str(),
-              t.c_str(), t.c_str());
+  std::printf(
+      "func.func @%s(%%q: %s, %%k: %s, %%v: %s%s) -> %s {\n"
+      "  %%c0 = arith.constant 0 : index\n"
+      "  %%o = cp.local_attention %%q, %%k, %%v offsets(%%c0, %%c0)%s%s\n"
+      "%s      : %s, %s, %s -> %s\n"
+      "  return %%o : %s\n}\n",
+      regionSymbol(s, r).c_str(), t.c_str(), t.c_str(), t.c_str(),
+      r.document ? (", %seg: " + seg).c_str() : "", t.c_str(),
+      r.document ? (" mod_operands(%seg : " + seg + ")").c_str() : "", r.mask,
+      regions.c_str(), t.c_str(), t.c_str(), t.c_str(), t.c_str(), t.c_str());
 }
 
 /// The forward with its lse (@fwd_*) and cp.local_attention_grad (@grad_*)
@@ -205,6 +209,20 @@ void emitMlir(const Setting &s) {
         t.c_str(), t.c_str());
   }
   if (!s.gpu) {
+    // bf16 storage at the longest length, D = 128 (the bf16 table).
+    for (const BenchCase &c : bf16Cases(s)) {
+      std::string t = "tensor<" + std::to_string(s.batch) + "x" +
+                      std::to_string(s.heads) + "x" + std::to_string(c.seq) +
+                      "x128xbf16>";
+      std::printf("func.func @%s_bf16(%%q: %s, %%k: %s, %%v: %s) -> %s {\n"
+                  "  %%c0 = arith.constant 0 : index\n"
+                  "  %%o = cp.local_attention %%q, %%k, %%v offsets(%%c0, "
+                  "%%c0)%s\n      : %s, %s, %s -> %s\n"
+                  "  return %%o : %s\n}\n",
+                  c.name().c_str(), t.c_str(), t.c_str(), t.c_str(), t.c_str(),
+                  c.causal ? " mask = causal" : "", t.c_str(), t.c_str(),
+                  t.c_str(), t.c_str(), t.c_str());
+    }
     for (const RegionCase &r : regionCases())
       emitRegionMlir(s, r);
     for (const BenchCase &c : gradCases(s))
@@ -351,8 +369,8 @@ bool runRegions(const Setting &setting, void *handle, const std::string &lib,
     std::string symbol = regionSymbol(setting, r);
     auto fn = dlsym(handle, ("_mlir_ciface_" + symbol).c_str());
     if (!fn) {
-      std::fprintf(stderr, "cp-bench-attention: %s not in %s\n",
-                   symbol.c_str(), lib.c_str());
+      std::fprintf(stderr, "cp-bench-attention: %s not in %s\n", symbol.c_str(),
+                   lib.c_str());
       return false;
     }
     BenchCase shape{seq, d, std::strlen(r.mask) > 0};
@@ -369,10 +387,12 @@ bool runRegions(const Setting &setting, void *handle, const std::string &lib,
     if (r.document)
       call = [&] {
         reinterpret_cast<void (*)(P, P, P, P, P)>(fn)(&dq, &dk, &dv, &dseg,
-                                                       &dout);
+                                                      &dout);
       };
     else
-      call = [&] { reinterpret_cast<void (*)(P, P, P, P)>(fn)(&dq, &dk, &dv, &dout); };
+      call = [&] {
+        reinterpret_cast<void (*)(P, P, P, P)>(fn)(&dq, &dk, &dv, &dout);
+      };
     call(); // warm-up
     double t = best(3, call);
     double rate =
@@ -382,14 +402,67 @@ bool runRegions(const Setting &setting, void *handle, const std::string &lib,
     for (const auto &[name, seconds] : structured)
       if (name == base.name())
         baseTime = seconds;
-    double baseRate = baseTime > 0 ? usefulFlops(setting, base) / baseTime / 1e9
-                                   : 0;
+    double baseRate =
+        baseTime > 0 ? usefulFlops(setting, base) / baseTime / 1e9 : 0;
     std::printf("%-18s %10.2f %9.1f %7.1f%% %-9s %11.2fx\n", r.name, t * 1e3,
                 rate, 100 * rate / peakGflops, r.baseline,
                 baseRate > 0 ? baseRate / rate : 0.0);
   }
   std::printf("rate_ratio: the structured case's rate over this one's (1.00x: "
               "the regions cost nothing; target <= 1.3x)\n");
+  return true;
+}
+
+/// The bf16 table: bf16 Q, K, V and output, computed by widening to f32
+/// FMAs (the default) and, from `dotLib` (compiled with bf16-dot=true), by
+/// AVX512-BF16 dot products, each against the f32 rate of the same shape.
+bool runBf16(const Setting &setting, void *handle, const std::string &dotLib,
+             const std::vector<std::pair<std::string, double>> &f32Times) {
+  void *dotHandle = nullptr;
+  if (!dotLib.empty() && !(dotHandle = dlopen(dotLib.c_str(), RTLD_NOW))) {
+    std::fprintf(stderr, "cp-bench-attention: %s\n", dlerror());
+    return false;
+  }
+  std::printf("\nbf16 storage (f32 accumulation), against f32 at the same "
+              "shape\n");
+  std::printf("%-8s %-5s %-7s %-22s %10s %9s %9s\n", "S_local", "D", "mask",
+              "products", "time_ms", "GFLOP/s", "vs_f32");
+  using Entry = void (*)(void *, void *, void *, void *);
+  for (const BenchCase &c : bf16Cases(setting)) {
+    double f32Time = 0;
+    for (const auto &[name, seconds] : f32Times)
+      if (name == c.name())
+        f32Time = seconds;
+    Setting bf16 = setting;
+    bf16.gpu = true; // makeInputs: bf16 bytes
+    Inputs in = makeInputs(bf16, c);
+    int64_t sizes[4] = {setting.batch, setting.heads, c.seq, c.headDim};
+    auto dq = denseDescriptor<4>(in.qBytes.data(), sizes);
+    auto dk = denseDescriptor<4>(in.kBytes.data(), sizes);
+    auto dv = denseDescriptor<4>(in.vBytes.data(), sizes);
+    auto dout = denseDescriptor<4>(in.outBytes.data(), sizes);
+    std::string symbol = "_mlir_ciface_" + c.name() + "_bf16";
+    for (auto [lib, label] : {std::pair(handle, "widened to f32 FMAs"),
+                              std::pair(dotHandle, "vdpbf16ps (bf16-dot)")}) {
+      if (!lib)
+        continue;
+      auto entry = reinterpret_cast<Entry>(dlsym(lib, symbol.c_str()));
+      if (!entry) {
+        std::fprintf(stderr, "cp-bench-attention: %s not found\n",
+                     symbol.c_str());
+        return false;
+      }
+      entry(&dq, &dk, &dv, &dout); // warm-up
+      double t = best(3, [&] { entry(&dq, &dk, &dv, &dout); });
+      std::printf(
+          "%-8lld %-5lld %-7s %-22s %10.2f %9.1f %8.2fx\n", (long long)c.seq,
+          (long long)c.headDim, c.causal ? "causal" : "none", label, t * 1e3,
+          usefulFlops(setting, c) / t / 1e9, f32Time > 0 ? f32Time / t : 0.0);
+    }
+  }
+  if (!dotHandle)
+    std::printf("(no --bf16-dot-lib: the dot-product kernel was not "
+                "measured)\n");
   return true;
 }
 
@@ -446,7 +519,7 @@ bool runGrad(const Setting &setting, void *handle, const std::string &lib,
 } // namespace
 
 int main(int argc, char **argv) {
-  std::string lib;
+  std::string lib, dotLib;
   bool naive = true, gpu = false, emit = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -454,13 +527,17 @@ int main(int argc, char **argv) {
       emit = true;
     else if (a == "--lib" && i + 1 < argc)
       lib = argv[++i];
+    else if (a == "--bf16-dot-lib" && i + 1 < argc)
+      dotLib = argv[++i];
     else if (a == "--no-naive")
       naive = false;
     else if (a == "--device" && i + 1 < argc)
       gpu = std::string(argv[++i]) == "gpu";
     else {
-      std::fprintf(stderr, "usage: cp-bench-attention [--device cpu|gpu] "
-                           "(--emit-mlir | --lib FILE.so [--no-naive])\n");
+      std::fprintf(stderr,
+                   "usage: cp-bench-attention [--device cpu|gpu] "
+                   "(--emit-mlir | --lib FILE.so [--bf16-dot-lib FILE.so] "
+                   "[--no-naive])\n");
       return 2;
     }
   }
@@ -576,7 +653,9 @@ int main(int argc, char **argv) {
                   "", noneTime / t);
   }
   if (!gpu)
-    return runRegions(setting, handle, lib, peakGflops, structuredTimes) &&
+    return runBf16(setting, handle, dotLib, structuredTimes) &&
+                   runRegions(setting, handle, lib, peakGflops,
+                              structuredTimes) &&
                    runGrad(setting, handle, lib, peakGflops)
                ? 0
                : 1;

@@ -22,8 +22,14 @@ trap 'rm -rf "$work"' EXIT
 
 "$build/bin/cp-bench-attention" --emit-mlir > "$work/bench.mlir"
 "$build/bin/cp-compile" "$work/bench.mlir" --pipeline-options="$options" -o "$work/bench.so"
+# The bf16 cases again on AVX512-BF16 dot products, where the CPU has them.
+dot=()
+if grep -qw avx512_bf16 /proc/cpuinfo 2>/dev/null; then
+  "$build/bin/cp-compile" "$work/bench.mlir" --pipeline-options="$options bf16-dot=true" -o "$work/bench-dot.so"
+  dot=(--bf16-dot-lib "$work/bench-dot.so")
+fi
 echo "cp-lower-to-cpu options: ${options:-defaults}"
-"$build/bin/cp-bench-attention" --lib "$work/bench.so"
+"$build/bin/cp-bench-attention" --lib "$work/bench.so" "${dot[@]}"
 
 # What a Python user would write instead: numpy (with its BLAS) computing
 # softmax(Q K^T / sqrt(D)) V per head, at the benchmark's largest shape.

@@ -66,6 +66,15 @@ if config.cp_enable_sanitizers.upper() in ("ON", "TRUE", "1"):
     config.environment["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1"
     config.environment["LD_PRELOAD"] = config.cp_sanitizer_preload
 
+# `avx512_bf16` where this CPU has AVX512_BF16 dot products (vdpbf16ps):
+# the tests that run cp-lower-to-cpu's bf16-dot kernel.
+try:
+    with open("/proc/cpuinfo") as cpuinfo:
+        if "avx512_bf16" in cpuinfo.read().split():
+            config.available_features.add("avx512_bf16")
+except OSError:
+    pass
+
 # GPU tests: `cuda` where the toolkit and NCCL were found (compile and link
 # checks; no device needed), `gpu` where a device is visible (execution).
 # Without them those tests report UNSUPPORTED, never PASS.

@@ -35,6 +35,7 @@ void mlir::cp::buildCPULoweringPipeline(OpPassManager &pm,
   tiles.vectorWidth = options.vectorWidth;
   tiles.microRows = options.microRows;
   tiles.microVectors = options.microVectors;
+  tiles.bf16Dot = options.bf16Dot;
   if (options.outlineKernels)
     pm.addPass(createOutlineLocalAttentionPass());
   pm.addPass(createLowerLocalAttentionPass(tiles));
@@ -56,6 +57,13 @@ void mlir::cp::buildCPULoweringPipeline(OpPassManager &pm,
   pm.addPass(createLowerAffinePass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createSCFToControlFlowPass());
+  if (options.bf16Dot) {
+    // x86vector ops (the bf16 dot products) have no convert-to-llvm
+    // interface: the vector conversion lowers them.
+    ConvertVectorToLLVMPassOptions vectorToLLVM;
+    vectorToLLVM.x86Vector = true;
+    pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
+  }
   pm.addPass(createConvertToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
 }

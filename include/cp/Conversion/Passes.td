@@ -105,7 +105,17 @@ def LowerLocalAttentionPass : Pass<"cp-lower-local-attention"> {
 
     K is read in place when it is dense f32, else packed once into a dense
     f32 copy; V is always packed once into f32 panels of one register
-    block's lanes (zero padded), which the output kernel streams. Scratch
+    block's lanes (zero padded), which the output kernel streams.
+
+    With `bf16-dot` and bf16 Q, K and V, both products run on AVX512-BF16
+    dot products (`x86vector.avx512.dot`): a step of the register block is
+    a pair of bf16 products per lane, accumulated in f32. K is read in
+    place (pairs of adjacent head dims broadcast to every lane), Q is
+    packed per tile into pairs of head dims per query lane, V once into
+    pair panels (two adjacent rows per lane), and the probabilities are
+    rounded to bf16 pairs (two adjacent keys per query) before the second
+    product. A remark says why an op keeps the f32 path (odd or dynamic D,
+    another element type, non-contiguous K rows, odd tile-kv). Scratch
     per query tile is `memref.alloca` inside the `scf.parallel` (an
     automatic allocation scope); no `Lq x Lkv` buffer is ever created.
 
@@ -134,14 +144,20 @@ def LowerLocalAttentionPass : Pass<"cp-lower-local-attention"> {
     Option<"microRows", "micro-rows", "int64_t", /*default=*/"6",
            "Rows (keys, or value dims) per register block of the FMA kernels">,
     Option<"microVectors", "micro-vectors", "int64_t", /*default=*/"2",
-           "Vectors of query lanes per register block of the FMA kernels">
+           "Vectors of query lanes per register block of the FMA kernels">,
+    Option<"bf16Dot", "bf16-dot", "bool", /*default=*/"false",
+           "For bf16 Q, K and V: both products as AVX512-BF16 dot products "
+           "(x86vector.avx512.dot, vdpbf16ps) on bf16 pairs with f32 "
+           "accumulation, the probabilities rounded to bf16; needs a CPU "
+           "with AVX512_BF16 and convert-vector-to-llvm{enable-x86vector}">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect",
-    "::mlir::vector::VectorDialect"
+    "::mlir::vector::VectorDialect",
+    "::mlir::x86vector::X86VectorDialect"
   ];
 }
 

@@ -63,6 +63,12 @@ struct CPULoweringOptions : public PassPipelineOptions<CPULoweringOptions> {
       *this, "micro-vectors",
       llvm::cl::desc("cp-lower-local-attention micro-vectors"),
       llvm::cl::init(2)};
+  PassOptions::Option<bool> bf16Dot{
+      *this, "bf16-dot",
+      llvm::cl::desc("cp-lower-local-attention bf16-dot: AVX512-BF16 dot "
+                     "products for bf16 attention (needs a CPU with "
+                     "AVX512_BF16)"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> threads{
       *this, "threads",
       llvm::cl::desc("Run the attention's parallel loop on OpenMP threads "

@@ -182,25 +182,27 @@ void GpuAttentionLowering::emitKernelBody(gpu::LaunchOp launch,
   SmallVector<Value> init{negInf, zero};
   init.append(valueCols, zero);
   auto keyTile = [&](Value kt, ValueRange carried) -> SmallVector<Value> {
-        Value m = carried[0], l = carried[1];
-        SmallVector<Value> acc(carried.drop_front(2));
-        Value k0 = mul(kt, tileKv);
-        Value rows = arith::MinSIOp::create(b, loc, tileKv, sub(lkv, k0));
-        stage(w.ks, t.tileKv, headDim, rows, [&](Value j, Value d) {
-          return loadF32(op.getKey(), {batch, kvHead, add(k0, j), d});
-        });
-        Value dvValid = idx(valueDim);
-        stage(w.vs, t.tileKv, valueCols * R, rows, [&](Value j, Value dv) {
+    Value m = carried[0], l = carried[1];
+    SmallVector<Value> acc(carried.drop_front(2));
+    Value k0 = mul(kt, tileKv);
+    Value rows = arith::MinSIOp::create(b, loc, tileKv, sub(lkv, k0));
+    stage(w.ks, t.tileKv, headDim, rows, [&](Value j, Value d) {
+      return loadF32(op.getKey(), {batch, kvHead, add(k0, j), d});
+    });
+    Value dvValid = idx(valueDim);
+    stage(
+        w.vs, t.tileKv, valueCols * R, rows, [&](Value j, Value dv) {
           return guardedLoadF32(lessThan(dv, dvValid), op.getValue(),
                                 {batch, kvHead, add(k0, j), dv}, zero);
         });
-        gpu::BarrierOp::create(b, loc);
+    gpu::BarrierOp::create(b, loc);
 
-        // Scores of keys lane, lane + R, ... of this tile.
-        SmallVector<Value> keys;
-        for (int64_t u = 0; u < U; ++u)
-          keys.push_back(add(lane, idx(u * R)));
-        SmallVector<Value> scores(
+    // Scores of keys lane, lane + R, ... of this tile.
+    SmallVector<Value> keys;
+    for (int64_t u = 0; u < U; ++u)
+      keys.push_back(add(lane, idx(u * R)));
+    SmallVector<Value>
+        scores(
             loop(idx(0), idx(headDim), idx(1), SmallVector<Value>(U, zero),
                  [&](Value d, ValueRange s) {
                    Value qd = load(w.qs, {row, d});
@@ -210,58 +212,59 @@ void GpuAttentionLowering::emitKernelBody(gpu::LaunchOp launch,
                          b, loc, qd, load(w.ks, {keys[u], d}), s[u]));
                    return next;
                  }));
-        Value kFirst = add(kvOffset, k0);
-        Value cut = buildTileIsCut(b, loc, mask, tiles, kFirst,
-                                   sub(add(kFirst, rows), idx(1)));
-        Value explicitMask = op.getExplicitMask();
-        for (int64_t u = 0; u < U; ++u) {
-          Value keyValid = lessThan(keys[u], rows);
-          Value allowed = keyValid;
-          // Regions see in-bounds positions only (a thread past the last
-          // row or key evaluates them at the first one; its score is
-          // masked anyway).
-          auto modArgs = [&]() {
-            Value qPos = add(qFirst, select(rowValid, row, idx(0)));
-            Value kPos = add(kFirst, select(keyValid, keys[u], idx(0)));
-            SmallVector<Value> args{batch, globalHead, qPos, kPos};
-            llvm::append_range(args, op.getModOperands());
-            return args;
-          };
-          if (mods.scoreMod) {
-            SmallVector<Value> args{scores[u]};
-            llvm::append_range(args, modArgs());
-            scores[u] = emitModFunction(b, mods.scoreMod, args);
-          }
-          if (mods.evaluatesMaskMod())
-            allowed =
-                andI(allowed, emitModFunction(b, mods.maskMod, modArgs()));
-          if (cut) {
-            Value structured = buildMaskAllows(b, loc, mask, add(qFirst, row),
-                                               add(kFirst, keys[u]));
-            allowed = andI(allowed,
-                           arith::OrIOp::create(
-                               b, loc,
-                               arith::XOrIOp::create(
-                                   b, loc, cut,
-                                   arith::ConstantIntOp::create(b, loc, 1, 1)),
-                               structured));
-          }
-          if (explicitMask) {
-            auto maskType = cast<MemRefType>(explicitMask.getType());
-            SmallVector<Value> at;
-            if (maskType.getRank() == 4) {
-              auto broadcast = [&](int64_t d, Value i) {
+    Value kFirst = add(kvOffset, k0);
+    Value cut = buildTileIsCut(b, loc, mask, tiles, kFirst,
+                               sub(add(kFirst, rows), idx(1)));
+    Value explicitMask = op.getExplicitMask();
+    for (int64_t u = 0; u < U; ++u) {
+      Value keyValid = lessThan(keys[u], rows);
+      Value allowed = keyValid;
+      // Regions see in-bounds positions only (a thread past the last
+      // row or key evaluates them at the first one; its score is
+      // masked anyway).
+      auto modArgs = [&]() {
+        Value qPos = add(qFirst, select(rowValid, row, idx(0)));
+        Value kPos = add(kFirst, select(keyValid, keys[u], idx(0)));
+        SmallVector<Value> args{batch, globalHead, qPos, kPos};
+        llvm::append_range(args, op.getModOperands());
+        return args;
+      };
+      if (mods.scoreMod) {
+        SmallVector<Value> args{scores[u]};
+        llvm::append_range(args, modArgs());
+        scores[u] = emitModFunction(b, mods.scoreMod, args);
+      }
+      if (mods.evaluatesMaskMod())
+        allowed = andI(allowed, emitModFunction(b, mods.maskMod, modArgs()));
+      if (cut) {
+        Value structured = buildMaskAllows(b, loc, mask, add(qFirst, row),
+                                           add(kFirst, keys[u]));
+        allowed = andI(
+            allowed,
+            arith::OrIOp::create(
+                b, loc,
+                arith::XOrIOp::create(
+                    b, loc, cut, arith::ConstantIntOp::create(b, loc, 1, 1)),
+                structured));
+      }
+      if (explicitMask) {
+        auto maskType = cast<MemRefType>(explicitMask.getType());
+        SmallVector<Value> at;
+        if (maskType.getRank() == 4) {
+          auto broadcast =
+              [&](int64_t d, Value i) {
                 Value isOne =
                     arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                           dim(explicitMask, d), idx(1));
                 return select(isOne, idx(0), i);
               };
-              at = {broadcast(0, batch), broadcast(1, head)};
-            }
-            at.append({add(q0, row), add(k0, keys[u])});
-            Value inBounds = andI(rowValid, keyValid);
-            if (maskType.getElementType().isInteger(1)) {
-              auto ifOp = scf::IfOp::create(
+          at = {broadcast(0, batch), broadcast(1, head)};
+        }
+        at.append({add(q0, row), add(k0, keys[u])});
+        Value inBounds = andI(rowValid, keyValid);
+        if (maskType.getElementType().isInteger(1)) {
+          auto ifOp =
+              scf::IfOp::create(
                   b, loc, inBounds,
                   [&](OpBuilder &, Location) {
                     scf::YieldOp::create(b, loc, load(explicitMask, at));
@@ -271,42 +274,43 @@ void GpuAttentionLowering::emitKernelBody(gpu::LaunchOp launch,
                         b, loc,
                         arith::ConstantIntOp::create(b, loc, 0, 1).getResult());
                   });
-              allowed = andI(allowed, ifOp.getResult(0));
-            } else {
-              scores[u] = fadd(
-                  scores[u], guardedLoadF32(inBounds, explicitMask, at, zero));
-            }
-          }
-          scores[u] = select(allowed, scores[u], negInf);
+          allowed = andI(allowed, ifOp.getResult(0));
+        } else {
+          scores[u] =
+              fadd(scores[u], guardedLoadF32(inBounds, explicitMask, at, zero));
         }
+      }
+      scores[u] = select(allowed, scores[u], negInf);
+    }
 
-        // Online softmax across the row's R threads.
-        Value tileMax = scores[0];
-        for (int64_t u = 1; u < U; ++u)
-          tileMax = fmax(tileMax, scores[u]);
-        Value newMax = fmax(m, rowReduce(tileMax, /*isMax=*/true));
-        Value isNegInf = arith::CmpFOp::create(
-            b, loc, arith::CmpFPredicate::OEQ, newMax, negInf);
-        Value safeMax = select(isNegInf, zero, newMax);
-        Value alpha = exp(arith::SubFOp::create(b, loc, m, safeMax));
-        Value partSum = zero;
-        for (int64_t u = 0; u < U; ++u) {
-          Value p = exp(arith::SubFOp::create(b, loc, scores[u], safeMax));
-          partSum = fadd(partSum, p);
-          store(p, w.ps, {row, keys[u]});
-        }
-        Value newSum = math::FmaOp::create(b, loc, l, alpha,
-                                           rowReduce(partSum, /*isMax=*/false));
-        gpu::BarrierOp::create(b, loc);
+    // Online softmax across the row's R threads.
+    Value tileMax = scores[0];
+    for (int64_t u = 1; u < U; ++u)
+      tileMax = fmax(tileMax, scores[u]);
+    Value newMax = fmax(m, rowReduce(tileMax, /*isMax=*/true));
+    Value isNegInf = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                           newMax, negInf);
+    Value safeMax = select(isNegInf, zero, newMax);
+    Value alpha = exp(arith::SubFOp::create(b, loc, m, safeMax));
+    Value partSum = zero;
+    for (int64_t u = 0; u < U; ++u) {
+      Value p = exp(arith::SubFOp::create(b, loc, scores[u], safeMax));
+      partSum = fadd(partSum, p);
+      store(p, w.ps, {row, keys[u]});
+    }
+    Value newSum = math::FmaOp::create(b, loc, l, alpha,
+                                       rowReduce(partSum, /*isMax=*/false));
+    gpu::BarrierOp::create(b, loc);
 
-        // Value columns lane, lane + R, ... accumulate sum_j P[row, j] V[j].
-        for (Value &a : acc)
-          a = fmul(a, alpha);
-        SmallVector<Value> cols;
-        for (int64_t c = 0; c < valueCols; ++c)
-          cols.push_back(add(lane, idx(c * R)));
-        SmallVector<Value> accumulated(
-            loop(idx(0), rows, idx(1), acc, [&](Value j, ValueRange a) {
+    // Value columns lane, lane + R, ... accumulate sum_j P[row, j] V[j].
+    for (Value &a : acc)
+      a = fmul(a, alpha);
+    SmallVector<Value> cols;
+    for (int64_t c = 0; c < valueCols; ++c)
+      cols.push_back(add(lane, idx(c * R)));
+    SmallVector<Value> accumulated(
+        loop(
+            idx(0), rows, idx(1), acc, [&](Value j, ValueRange a) {
               Value p = load(w.ps, {row, j});
               SmallVector<Value> next;
               for (int64_t c = 0; c < valueCols; ++c)
@@ -314,30 +318,30 @@ void GpuAttentionLowering::emitKernelBody(gpu::LaunchOp launch,
                     b, loc, p, load(w.vs, {j, cols[c]}), a[c]));
               return next;
             }));
-        // The next tile overwrites Ks, Vs and Ps.
-        gpu::BarrierOp::create(b, loc);
-        SmallVector<Value> next{newMax, newSum};
-        next.append(accumulated);
-        return next;
+    // The next tile overwrites Ks, Vs and Ps.
+    gpu::BarrierOp::create(b, loc);
+    SmallVector<Value> next{newMax, newSum};
+    next.append(accumulated);
+    return next;
   };
-  ValueRange state = loop(
-      tiles.first, tiles.end, idx(1), init,
-      [&](Value kt, ValueRange carried) -> SmallVector<Value> {
-        if (!segments)
-          return keyTile(kt, carried);
-        Value k0 = mul(kt, tileKv);
-        Value rows = arith::MinSIOp::create(b, loc, tileKv, sub(lkv, k0));
-        Value meet = rangesMeet(querySegments,
-                                rangeOf(segments, add(kvOffset, k0), rows));
-        auto ifOp = scf::IfOp::create(b, loc, TypeRange(carried), meet,
-                                      /*withElseRegion=*/true);
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(ifOp.thenBlock());
-        scf::YieldOp::create(b, loc, keyTile(kt, carried));
-        b.setInsertionPointToStart(ifOp.elseBlock());
-        scf::YieldOp::create(b, loc, carried);
-        return SmallVector<Value>(ifOp.getResults());
-      });
+  ValueRange state =
+      loop(tiles.first, tiles.end, idx(1), init,
+           [&](Value kt, ValueRange carried) -> SmallVector<Value> {
+             if (!segments)
+               return keyTile(kt, carried);
+             Value k0 = mul(kt, tileKv);
+             Value rows = arith::MinSIOp::create(b, loc, tileKv, sub(lkv, k0));
+             Value meet = rangesMeet(
+                 querySegments, rangeOf(segments, add(kvOffset, k0), rows));
+             auto ifOp = scf::IfOp::create(b, loc, TypeRange(carried), meet,
+                                           /*withElseRegion=*/true);
+             OpBuilder::InsertionGuard guard(b);
+             b.setInsertionPointToStart(ifOp.thenBlock());
+             scf::YieldOp::create(b, loc, keyTile(kt, carried));
+             b.setInsertionPointToStart(ifOp.elseBlock());
+             scf::YieldOp::create(b, loc, carried);
+             return SmallVector<Value>(ifOp.getResults());
+           });
 
   Value m = state[0], l = state[1];
   Value seen =

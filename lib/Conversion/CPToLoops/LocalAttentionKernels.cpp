@@ -15,6 +15,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 
 using namespace mlir;
 using namespace mlir::cp;
@@ -39,9 +40,50 @@ void TileKernels::broadcastFmaKernel(
     function_ref<Value(Value r, Value k)> a,
     function_ref<Value(Value k, Value lane)> bLanes, bool accumulate,
     bool lanesOuter, ValueRange cPrefix) {
+  auto broadcast = [&](Value r, Value k) { return splat(a(r, k)); };
+  auto fma = [&](Value acc, Value x, Value y) {
+    return vector::FMAOp::create(b, loc, x, y, acc).getResult();
+  };
+  blockedKernel(c, rowBegin, rowEnd, kCount, laneCount,
+                LaneProduct{broadcast, bLanes, fma}, accumulate, lanesOuter,
+                cPrefix);
+}
+
+Value TileKernels::broadcastBf16Pair(Value memref, ValueRange at) {
+  int64_t vw = t.vectorWidth;
+  auto pair = vector::LoadOp::create(
+      b, loc, VectorType::get({2}, b.getBF16Type()), memref, at);
+  Value word = vector::ExtractOp::create(
+      b, loc,
+      vector::BitCastOp::create(b, loc, VectorType::get({1}, b.getI32Type()),
+                                pair),
+      0);
+  Value words = vector::BroadcastOp::create(
+      b, loc, VectorType::get({vw}, b.getI32Type()), word);
+  return vector::BitCastOp::create(
+      b, loc, VectorType::get({2 * vw}, b.getBF16Type()), words);
+}
+
+void TileKernels::bf16DotKernel(Value c, Value rowBegin, Value rowEnd,
+                                Value pairCount, Value laneCount,
+                                function_ref<Value(Value r, Value k)> aPair,
+                                function_ref<Value(Value k, Value lane)> bPairs,
+                                bool accumulate, bool lanesOuter) {
+  auto dot = [&](Value acc, Value x, Value y) {
+    return x86vector::DotBF16Op::create(b, loc, acc.getType(), acc, x, y)
+        .getResult();
+  };
+  blockedKernel(c, rowBegin, rowEnd, pairCount, laneCount,
+                LaneProduct{aPair, bPairs, dot}, accumulate, lanesOuter, {});
+}
+
+void TileKernels::blockedKernel(Value c, Value rowBegin, Value rowEnd,
+                                Value kCount, Value laneCount,
+                                const LaneProduct &product, bool accumulate,
+                                bool lanesOuter, ValueRange cPrefix) {
   int64_t laneBlock = t.vectorWidth * t.microVectors;
   auto block = [&](Value r0, int64_t rows, Value lane0) {
-    registerBlock(c, cPrefix, r0, rows, lane0, kCount, a, bLanes, accumulate);
+    registerBlock(c, cPrefix, r0, rows, lane0, kCount, product, accumulate);
   };
   if (lanesOuter) {
     loop(idx(0), laneCount, laneBlock, [&](Value lane0) {
@@ -56,11 +98,9 @@ void TileKernels::broadcastFmaKernel(
   });
 }
 
-void TileKernels::registerBlock(
-    Value c, ValueRange cPrefix, Value r0, int64_t rows, Value lane0,
-    Value kCount,
-    function_ref<Value(Value r, Value k)> a,
-    function_ref<Value(Value k, Value lane)> bLanes, bool accumulate) {
+void TileKernels::registerBlock(Value c, ValueRange cPrefix, Value r0,
+                                int64_t rows, Value lane0, Value kCount,
+                                const LaneProduct &product, bool accumulate) {
   int64_t vw = t.vectorWidth, nv = t.microVectors;
   SmallVector<Value> laneIdx, rowIdx, init;
   for (int64_t v = 0; v < nv; ++v)
@@ -79,12 +119,11 @@ void TileKernels::registerBlock(
       loop(idx(0), kCount, idx(1), init, [&](Value k, ValueRange acc) {
         SmallVector<Value> bVec, next;
         for (int64_t v = 0; v < nv; ++v)
-          bVec.push_back(bLanes(k, laneIdx[v]));
+          bVec.push_back(product.bLanes(k, laneIdx[v]));
         for (int64_t r = 0; r < rows; ++r) {
-          Value aVec = splat(a(rowIdx[r], k));
+          Value aVec = product.aLanes(rowIdx[r], k);
           for (int64_t v = 0; v < nv; ++v)
-            next.push_back(
-                vector::FMAOp::create(b, loc, aVec, bVec[v], acc[r * nv + v]));
+            next.push_back(product.step(acc[r * nv + v], aVec, bVec[v]));
         }
         return next;
       });
@@ -177,10 +216,9 @@ void TileKernels::applyModFunction(func::FuncOp function, bool isMask,
           args.push_back(score);
         args.append({batch, head, add(qFirst, i), add(kFirst, j)});
         llvm::append_range(args, modOperands);
-        memref::StoreOp::create(b, loc,
-                                finish(emitModFunction(b, function, args),
-                                       score),
-                                st, ValueRange{j, i});
+        memref::StoreOp::create(
+            b, loc, finish(emitModFunction(b, function, args), score), st,
+            ValueRange{j, i});
       });
     });
     return;
@@ -192,8 +230,8 @@ void TileKernels::applyModFunction(func::FuncOp function, bool isMask,
   };
   Value validLanes = broadcast(validQ);
   Value zeroLanes = broadcast(idx(0));
-  Value validEnd = mul(arith::CeilDivUIOp::create(b, loc, validQ, idx(vw)),
-                       idx(vw));
+  Value validEnd =
+      mul(arith::CeilDivUIOp::create(b, loc, validQ, idx(vw)), idx(vw));
   loop(idx(0), validEnd, vw, [&](Value i) {
     // Lanes past the tile's last query evaluate at its first query: their
     // scores are never used, and their reads stay inside the operands.

@@ -28,6 +28,8 @@ struct SegmentRanges {
 
 struct TileSizes {
   int64_t tileQ, tileKv, vectorWidth, microRows, microVectors;
+  /// bf16 Q, K and V: both products on AVX512-BF16 dot products.
+  bool bf16Dot = false;
 };
 
 /// Per-parallel-iteration scratch, all f32: packed queries Qt [D, Tq],
@@ -36,6 +38,10 @@ struct TileSizes {
 /// the rescale factor alpha of the current key tile [Tq].
 struct Scratch {
   Value qt, st, acc, rowMax, rowSum, alpha;
+  /// With bf16 dot products: Q's pairs Qp [D/2, 2 Tq] (Qp[p, 2i + e] =
+  /// Q[i, 2p + e], unscaled) and P's pairs Pp [Tk/2, 2 Tq] (Pp[q, 2i + e] =
+  /// P[2q + e, i], rounded to bf16), in place of Qt.
+  Value qp, pp;
 };
 
 /// The vocabulary both CPU lowerings (forward and gradient) build tiles
@@ -137,12 +143,35 @@ protected:
                           function_ref<Value(Value k, Value lane)> bLanes,
                           bool accumulate, bool lanesOuter,
                           ValueRange cPrefix = {});
-  /// One register block of broadcastFmaKernel: `rows` rows from r0, the
-  /// microVectors vectors from lane0.
+  /// C[r, l] (+)= sum_k A(r, k) . B(k, l) with AVX512-BF16 dot products
+  /// (x86vector.avx512.dot, f32 accumulation): step k is a pair of bf16
+  /// products. `aPair` gives row r's pair k broadcast to every lane
+  /// (broadcastBf16Pair), `bPairs` the lanes from `lane` as 2 * vector-width
+  /// bf16, each lane's pair adjacent. Blocked as broadcastFmaKernel.
+  void bf16DotKernel(Value c, Value rowBegin, Value rowEnd, Value pairCount,
+                     Value laneCount,
+                     function_ref<Value(Value r, Value k)> aPair,
+                     function_ref<Value(Value k, Value lane)> bPairs,
+                     bool accumulate, bool lanesOuter);
+  /// The bf16 pair memref[at], memref[at + 1] in every lane of a
+  /// 2 * vector-width bf16 vector.
+  Value broadcastBf16Pair(Value memref, ValueRange at);
+
+  /// What one step k of a register block computes: acc = step(acc,
+  /// aLanes(r, k), bLanes(k, lane)) (an FMA of a broadcast scalar, or a
+  /// bf16 pair dot product).
+  struct LaneProduct {
+    function_ref<Value(Value r, Value k)> aLanes;
+    function_ref<Value(Value k, Value lane)> bLanes;
+    function_ref<Value(Value acc, Value a, Value b)> step;
+  };
+  void blockedKernel(Value c, Value rowBegin, Value rowEnd, Value kCount,
+                     Value laneCount, const LaneProduct &product,
+                     bool accumulate, bool lanesOuter, ValueRange cPrefix);
+  /// One register block: `rows` rows from r0, the microVectors vectors from
+  /// lane0, accumulated in registers over k.
   void registerBlock(Value c, ValueRange cPrefix, Value r0, int64_t rows,
-                     Value lane0, Value kCount,
-                     function_ref<Value(Value r, Value k)> a,
-                     function_ref<Value(Value k, Value lane)> bLanes,
+                     Value lane0, Value kCount, const LaneProduct &product,
                      bool accumulate);
 
   /// St[j, i] = -inf where `mask` hides query qBase + i from key k0 + j,
@@ -195,6 +224,21 @@ private:
   /// power-of-two strides alias in the L1 sets).
   Value packValuePanels();
 
+  /// V as bf16 pair panels [B, Hkv, Dv' / W, ceil(Lkv / 2), 2 W]: row
+  /// pair q of panel p holds V[2q + e, p W + l] at 2 l + e, zero padded, so
+  /// one vector load gives each lane its pair of rows.
+  Value packValuePairPanels();
+  /// Whether the bf16 dot-product kernel applies to this op (remarks why
+  /// not when it was asked for).
+  bool usesBf16Dot();
+  void packQueryPairs(Value batch, Value head, Value q0, Value validQ,
+                      const Scratch &s);
+  /// St = scale * sum_p K pairs . Qp pairs, then (after the softmax) P's
+  /// pairs into Pp.
+  void scoreTileBf16(Value batch, Value kvHead, Value k0, Value rows,
+                     const Scratch &s);
+  void packProbabilityPairs(Value rows, const Scratch &s);
+
   void emitQueryTile(Value batch, Value head, Value kvHead, Value tile,
                      const Scratch &s);
   void packQueries(Value batch, Value head, Value q0, Value validQ,
@@ -207,6 +251,7 @@ private:
   // Set by build(): sizes, the (possibly packed) keys and values, scalars.
   Value lq, lkv, headDim, valueDim, valueLanes, scale, kvGroup;
   Value key, value;
+  bool bf16Dot = false;
   /// The segment range of each key tile, for a document mask.
   SegmentRanges segments;
 };

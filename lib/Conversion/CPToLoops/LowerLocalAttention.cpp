@@ -18,6 +18,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -106,11 +107,159 @@ void AttentionLowering::writeOutputs(Value batch, Value head, Value q0,
   });
 }
 
+bool AttentionLowering::usesBf16Dot() {
+  if (!t.bf16Dot)
+    return false;
+  auto typeOf = [](Value v) { return cast<MemRefType>(v.getType()); };
+  MemRefType key = typeOf(op.getKey());
+  int64_t d = op.getQuery().getType().getDimSize(3);
+  std::string reason;
+  if (!llvm::all_of(
+          ValueRange{op.getQuery(), op.getKey(), op.getValue()},
+          [&](Value v) { return typeOf(v).getElementType().isBF16(); }))
+    reason = "Q, K and V are not all bf16";
+  else if (ShapedType::isDynamic(d) || d % 2 != 0)
+    reason = "the head dim D is not a static even number";
+  else if (!key.isLastDimUnitStride())
+    reason = "K's rows are not contiguous";
+  else if (t.tileKv % 2 != 0)
+    reason = "tile-kv is odd";
+  else if (t.vectorWidth != 4 && t.vectorWidth != 8 && t.vectorWidth != 16)
+    reason = "vector-width is not 4, 8 or 16";
+  if (reason.empty())
+    return true;
+  op.emitRemark("bf16-dot not used: ")
+      << reason << "; the products widen to f32 FMAs";
+  return false;
+}
+
+Value AttentionLowering::packValuePairPanels() {
+  Value source = op.getValue();
+  int64_t width = t.vectorWidth * t.microVectors;
+  Type bf16 = b.getBF16Type();
+  Value panels = arith::DivUIOp::create(b, loc, valueLanes, idx(width));
+  Value rowPairs = arith::CeilDivUIOp::create(b, loc, lkv, idx(2));
+  SmallVector<Value> sizes{dim(source, 0), dim(source, 1), panels, rowPairs};
+  auto packedType =
+      MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic,
+                       ShapedType::kDynamic, ShapedType::kDynamic, 2 * width},
+                      bf16);
+  Value packed = memref::AllocOp::create(b, loc, packedType, sizes,
+                                         b.getI64IntegerAttr(64));
+  Value zero = arith::ConstantOp::create(b, loc, bf16, b.getZeroAttr(bf16));
+  Value one = idx(1);
+  scf::ParallelOp::create(
+      b, loc, ValueRange{idx(0), idx(0), idx(0)},
+      ValueRange{sizes[0], sizes[1], rowPairs}, ValueRange{one, one, one},
+      [&](OpBuilder &, Location, ValueRange ivs) {
+        Value batch = ivs[0], kvHead = ivs[1], pair = ivs[2];
+        for (int64_t e = 0; e < 2; ++e) {
+          Value row = add(mul(pair, idx(2)), idx(e));
+          auto at = [&](Value d) {
+            Value panel = arith::DivUIOp::create(b, loc, d, idx(width));
+            Value lane = arith::RemUIOp::create(b, loc, d, idx(width));
+            return SmallVector<Value>{batch, kvHead, panel, pair,
+                                      add(mul(lane, idx(2)), idx(e))};
+          };
+          // Rows past the last (an odd Lkv) and lanes past Dv are zero.
+          Value rowExists = lessThan(row, lkv);
+          Value dEnd = select(rowExists, valueDim, idx(0));
+          loop(idx(0), dEnd, 1, [&](Value d) {
+            Value v = memref::LoadOp::create(b, loc, source,
+                                             ValueRange{batch, kvHead, row, d});
+            memref::StoreOp::create(b, loc, v, packed, at(d));
+          });
+          loop(dEnd, valueLanes, 1, [&](Value d) {
+            memref::StoreOp::create(b, loc, zero, packed, at(d));
+          });
+        }
+      });
+  return packed;
+}
+
+void AttentionLowering::packQueryPairs(Value batch, Value head, Value q0,
+                                       Value validQ, const Scratch &s) {
+  // Lanes past the last query row stay 0: their scores are never stored.
+  int64_t vw = t.vectorWidth;
+  auto pairLanes = VectorType::get({2 * vw}, b.getBF16Type());
+  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(pairLanes));
+  Value halfD = arith::DivUIOp::create(b, loc, headDim, idx(2));
+  loop(idx(0), halfD, 1, [&](Value p) {
+    loop(idx(0), idx(2 * t.tileQ), 2 * vw, [&](Value i) {
+      vector::StoreOp::create(b, loc, zero, s.qp, ValueRange{p, i});
+    });
+  });
+  loop(idx(0), validQ, 1, [&](Value i) {
+    Value row = add(q0, i);
+    loop(idx(0), headDim, 1, [&](Value d) {
+      Value x = memref::LoadOp::create(b, loc, op.getQuery(),
+                                       ValueRange{batch, head, row, d});
+      Value p = arith::DivUIOp::create(b, loc, d, idx(2));
+      Value e = arith::RemUIOp::create(b, loc, d, idx(2));
+      memref::StoreOp::create(b, loc, x, s.qp,
+                              ValueRange{p, add(mul(i, idx(2)), e)});
+    });
+  });
+}
+
+void AttentionLowering::scoreTileBf16(Value batch, Value kvHead, Value k0,
+                                      Value rows, const Scratch &s) {
+  // St[j, i] = sum_p (K[k0 + j, 2p], K[k0 + j, 2p + 1]) . (Q[i, 2p],
+  // Q[i, 2p + 1]), then scaled (Q is not rounded after scaling).
+  bf16DotKernel(
+      s.st, idx(0), rows, arith::DivUIOp::create(b, loc, headDim, idx(2)),
+      idx(t.tileQ),
+      [&](Value j, Value p) {
+        return broadcastBf16Pair(key,
+                                 {batch, kvHead, add(k0, j), mul(p, idx(2))});
+      },
+      [&](Value p, Value lane) {
+        return vector::LoadOp::create(
+            b, loc, VectorType::get({2 * t.vectorWidth}, b.getBF16Type()), s.qp,
+            ValueRange{p, mul(lane, idx(2))});
+      },
+      /*accumulate=*/false, /*lanesOuter=*/false);
+  Value scaleLanes = splat(scale);
+  loop(idx(0), rows, 1, [&](Value j) {
+    loop(idx(0), idx(t.tileQ), t.vectorWidth, [&](Value i) {
+      storeLanes(
+          arith::MulFOp::create(b, loc, loadLanes(s.st, {j, i}), scaleLanes),
+          s.st, {j, i});
+    });
+  });
+}
+
+void AttentionLowering::packProbabilityPairs(Value rows, const Scratch &s) {
+  // Pp[q, 2i + e] = bf16(P[2q + e, i]); a row past the tile's last is 0.
+  int64_t vw = t.vectorWidth;
+  auto halfLanes = VectorType::get({vw}, b.getBF16Type());
+  Value zero = vecConst(0.0);
+  loop(idx(0), arith::CeilDivUIOp::create(b, loc, rows, idx(2)), 1,
+       [&](Value q) {
+         Value even = mul(q, idx(2)), odd = add(even, idx(1));
+         Value oddExists = lessThan(odd, rows);
+         Value oddRow = select(oddExists, odd, even);
+         loop(idx(0), idx(t.tileQ), vw, [&](Value i) {
+           Value p0 = loadLanes(s.st, {even, i});
+           Value p1 = select(oddExists, loadLanes(s.st, {oddRow, i}), zero);
+           Value evenKeys = arith::TruncFOp::create(b, loc, halfLanes, p0);
+           Value oddKeys = arith::TruncFOp::create(b, loc, halfLanes, p1);
+           Value pairs =
+               vector::InterleaveOp::create(b, loc, evenKeys, oddKeys);
+           vector::StoreOp::create(b, loc, pairs, s.pp,
+                                   ValueRange{q, mul(i, idx(2))});
+         });
+       });
+}
+
 void AttentionLowering::emitQueryTile(Value batch, Value head, Value kvHead,
                                       Value tile, const Scratch &s) {
   Value q0 = mul(tile, idx(t.tileQ));
   Value validQ = minIdx(idx(t.tileQ), sub(lq, q0));
-  packQueries(batch, head, q0, validQ, s);
+  if (bf16Dot)
+    packQueryPairs(batch, head, q0, validQ, s);
+  else
+    packQueries(batch, head, q0, validQ, s);
   Value negInfLanes = splat(negInf), zero = vecConst(0.0);
   loop(idx(0), idx(t.tileQ), t.vectorWidth, [&](Value i) {
     storeLanes(negInfLanes, s.rowMax, {i});
@@ -139,9 +288,8 @@ void AttentionLowering::emitQueryTile(Value batch, Value head, Value kvHead,
   // is structured.
   std::pair<Value, Value> querySegments;
   if (segments)
-    querySegments =
-        rangeOf(op.getModOperands()[*mods.analysis.documentOperand], qFirst,
-                validQ);
+    querySegments = rangeOf(op.getModOperands()[*mods.analysis.documentOperand],
+                            qFirst, validQ);
   Value maskModNeeded;
 
   loop(tiles.first, tiles.end, 1, [&](Value kt) {
@@ -159,15 +307,18 @@ void AttentionLowering::emitQueryTile(Value batch, Value head, Value kvHead,
             arith::ConstantIntOp::create(b, loc, 1, 1));
     }
     // St[j, i] = sum_d K[k0 + j, d] * Qt[d, i]
-    broadcastFmaKernel(
-        s.st, idx(0), rows, headDim, idx(t.tileQ),
-        [&](Value j, Value d) {
-          return loadF32(key, {batch, kvHead, add(k0, j), d});
-        },
-        [&](Value d, Value lane) {
-          return loadLanes(s.qt, {d, lane});
-        },
-        /*accumulate=*/false, /*lanesOuter=*/false);
+    if (bf16Dot)
+      scoreTileBf16(batch, kvHead, k0, rows, s);
+    else
+      broadcastFmaKernel(
+          s.st, idx(0), rows, headDim, idx(t.tileQ),
+          [&](Value j, Value d) {
+            return loadF32(key, {batch, kvHead, add(k0, j), d});
+          },
+          [&](Value d, Value lane) {
+            return loadLanes(s.qt, {d, lane});
+          },
+          /*accumulate=*/false, /*lanesOuter=*/false);
     Value kFirst = add(kvOffset, k0);
     if (mods.scoreMod)
       applyModFunction(mods.scoreMod, /*isMask=*/false, op.getModOperands(),
@@ -184,8 +335,7 @@ void AttentionLowering::emitQueryTile(Value batch, Value head, Value kvHead,
     if (mods.evaluatesMaskMod()) {
       auto apply = [&] {
         applyModFunction(mods.maskMod, /*isMask=*/true, op.getModOperands(),
-                         batch, globalHead, qFirst, validQ, kFirst, rows,
-                         s.st);
+                         batch, globalHead, qFirst, validQ, kFirst, rows, s.st);
       };
       if (maskModNeeded)
         scf::IfOp::create(b, loc, maskModNeeded, [&](OpBuilder &, Location) {
@@ -197,13 +347,34 @@ void AttentionLowering::emitQueryTile(Value batch, Value head, Value kvHead,
     }
     updateSoftmax(validQ, rows, s);
     // Acc[i, dv] += sum_j Pt[j, i] * V[k0 + j, dv]
+    int64_t width = t.vectorWidth * t.microVectors;
+    if (bf16Dot) {
+      packProbabilityPairs(rows, s);
+      Value firstPair = arith::DivUIOp::create(b, loc, k0, idx(2));
+      bf16DotKernel(
+          s.acc, idx(0), validQ,
+          arith::CeilDivUIOp::create(b, loc, rows, idx(2)), valueLanes,
+          [&](Value i, Value q) {
+            return broadcastBf16Pair(s.pp, {q, mul(i, idx(2))});
+          },
+          [&](Value q, Value lane) {
+            Value panel = arith::DivUIOp::create(b, loc, lane, idx(width));
+            Value inPanel = arith::RemUIOp::create(b, loc, lane, idx(width));
+            return vector::LoadOp::create(
+                b, loc, VectorType::get({2 * t.vectorWidth}, b.getBF16Type()),
+                value,
+                ValueRange{batch, kvHead, panel, add(firstPair, q),
+                           mul(inPanel, idx(2))});
+          },
+          /*accumulate=*/true, /*lanesOuter=*/true);
+      return;
+    }
     broadcastFmaKernel(
         s.acc, idx(0), validQ, rows, valueLanes,
         [&](Value i, Value j) {
           return memref::LoadOp::create(b, loc, s.st, ValueRange{j, i});
         },
         [&](Value j, Value lane) {
-          int64_t width = t.vectorWidth * t.microVectors;
           Value panel = arith::DivUIOp::create(b, loc, lane, idx(width));
           Value inPanel = arith::RemUIOp::create(b, loc, lane, idx(width));
           return loadLanes(value, {batch, kvHead, panel, add(k0, j), inPanel});
@@ -227,15 +398,16 @@ void AttentionLowering::build() {
   int64_t block = t.vectorWidth * t.microVectors;
   int64_t staticDv = op.getValue().getType().getDimSize(3);
   valueLanes = paddedLanes(valueDim);
-  key = packKeys();
-  value = packValuePanels();
+  bf16Dot = usesBf16Dot();
+  key = bf16Dot ? op.getKey() : packKeys();
+  value = bf16Dot ? packValuePairPanels() : packValuePanels();
 
   // The segment range of every key tile of a document mask, once per call.
   ModFunctions mods = modFunctionsOf(op);
   if (mods.analysis.documentOperand)
-    segments = tileSegmentRanges(
-        op.getModOperands()[*mods.analysis.documentOperand], op.getKvOffset(),
-        lkv, t.tileKv);
+    segments =
+        tileSegmentRanges(op.getModOperands()[*mods.analysis.documentOperand],
+                          op.getKvOffset(), lkv, t.tileKv);
 
   Value tiles = arith::CeilDivUIOp::create(b, loc, lq, idx(t.tileQ));
   Value pairs = arith::CeilDivUIOp::create(b, loc, tiles, idx(2));
@@ -249,7 +421,19 @@ void AttentionLowering::build() {
         Value batch = ivs[0], head = ivs[1], pair = ivs[2];
         int64_t staticD = op.getQuery().getType().getDimSize(3);
         Scratch s;
-        s.qt = scratchTile(headDim, staticD, Value(), t.tileQ);
+        auto bf16Tile = [&](int64_t rows) {
+          return memref::AllocaOp::create(
+                     b, loc,
+                     MemRefType::get({rows, 2 * t.tileQ}, b.getBF16Type()),
+                     b.getI64IntegerAttr(64))
+              .getResult();
+        };
+        if (bf16Dot) {
+          s.qp = bf16Tile(staticD / 2);
+          s.pp = bf16Tile(t.tileKv / 2);
+        } else {
+          s.qt = scratchTile(headDim, staticD, Value(), t.tileQ);
+        }
         s.st = scratchTile(Value(), t.tileKv, Value(), t.tileQ);
         s.acc = scratchTile(Value(), t.tileQ, valueLanes,
                         ShapedType::isDynamic(staticDv)
@@ -287,7 +471,8 @@ struct LowerLocalAttentionPass
   using Base::Base;
 
   void runOnOperation() override {
-    TileSizes sizes{tileQ, tileKv, vectorWidth, microRows, microVectors};
+    TileSizes sizes{tileQ,     tileKv,       vectorWidth,
+                    microRows, microVectors, bf16Dot};
     if (sizes.tileQ <= 0 || sizes.tileKv <= 0 || sizes.vectorWidth <= 0 ||
         sizes.microRows <= 0 || sizes.microVectors <= 0) {
       getOperation()->emitError("cp-lower-local-attention: tile-q, tile-kv, "

@@ -58,8 +58,8 @@ static Value loadOnLanes(OpBuilder &b, Location loc, Value memref,
     SmallVector<Value> offsets(indices.drop_back());
     offsets.push_back(arith::ConstantIndexOp::create(b, loc, 0));
     Value all = arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(VectorType::get({width}, b.getI1Type()),
-                                       true));
+        b, loc,
+        DenseElementsAttr::get(VectorType::get({width}, b.getI1Type()), true));
     Value none = arith::ConstantOp::create(b, loc, b.getZeroAttr(resultType));
     return vector::GatherOp::create(b, loc, resultType, memref, offsets,
                                     indices.back(), all, none);
@@ -69,10 +69,10 @@ static Value loadOnLanes(OpBuilder &b, Location loc, Value memref,
   for (int64_t lane = 0; lane < width; ++lane) {
     SmallVector<Value> at;
     for (Value index : indices)
-      at.push_back(isLanes(index)
-                       ? vector::ExtractOp::create(b, loc, index, lane)
-                             .getResult()
-                       : index);
+      at.push_back(
+          isLanes(index)
+              ? vector::ExtractOp::create(b, loc, index, lane).getResult()
+              : index);
     elements.push_back(memref::LoadOp::create(b, loc, memref, at));
   }
   return vector::FromElementsOp::create(b, loc, resultType, elements);
@@ -80,8 +80,7 @@ static Value loadOnLanes(OpBuilder &b, Location loc, Value memref,
 
 Value mlir::cp::detail::emitModFunctionOnLanes(OpBuilder &b, Location loc,
                                                func::FuncOp function,
-                                               ValueRange args,
-                                               int64_t width) {
+                                               ValueRange args, int64_t width) {
   Block &body = function.getBody().front();
   IRMapping mapping;
   mapping.map(body.getArguments(), args);

@@ -51,14 +51,13 @@ protected:
   /// count > 0: the segment ids a document mask reads for a tile.
   std::pair<Value, Value> rangeOf(Value seg, Value first, Value count) {
     Value v0 = memref::LoadOp::create(b, loc, seg, ValueRange{first});
-    ValueRange range =
-        loop(idx(1), count, idx(1), {v0, v0},
-             [&](Value i, ValueRange mm) -> SmallVector<Value> {
-               Value v = memref::LoadOp::create(b, loc, seg,
-                                                ValueRange{add(first, i)});
-               return {arith::MinSIOp::create(b, loc, mm[0], v),
-                       arith::MaxSIOp::create(b, loc, mm[1], v)};
-             });
+    ValueRange range = loop(idx(1), count, idx(1), {v0, v0},
+                            [&](Value i, ValueRange mm) -> SmallVector<Value> {
+                              Value v = memref::LoadOp::create(
+                                  b, loc, seg, ValueRange{add(first, i)});
+                              return {arith::MinSIOp::create(b, loc, mm[0], v),
+                                      arith::MaxSIOp::create(b, loc, mm[1], v)};
+                            });
     return {range[0], range[1]};
   }
   /// i1: the segment ranges [qMin, qMax] and [kMin, kMax] meet (a document

@@ -340,8 +340,8 @@ static MaskModAnalysis analyzeBody(Block &body) {
   result.onlyStructured = causal && !other;
   if (window && !causal)
     result.onlyStructured = false;
-  result.onlyDocumentAndStructured = result.documentOperand && !notDocument &&
-                                     !(window && !causal);
+  result.onlyDocumentAndStructured =
+      result.documentOperand && !notDocument && !(window && !causal);
   return result;
 }
 
