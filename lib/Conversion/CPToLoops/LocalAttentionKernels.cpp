@@ -320,12 +320,8 @@ Value AttentionLowering::packValuePanels() {
           Value lane = arith::RemUIOp::create(b, loc, d, idx(width));
           return SmallVector<Value>{batch, kvHead, panel, row, lane};
         };
-        loop(idx(0), valueDim, 1, [&](Value d) {
-          Value v = loadF32(source, {batch, kvHead, row, d});
-          memref::StoreOp::create(b, loc, v, packed, at(d));
-        });
-        loop(valueDim, valueLanes, 1, [&](Value d) {
-          memref::StoreOp::create(b, loc, zero, packed, at(d));
+        packRow(packed, valueDim, valueLanes, zero, at, [&](Value d) {
+          return loadF32(source, {batch, kvHead, row, d});
         });
       });
   return packed;

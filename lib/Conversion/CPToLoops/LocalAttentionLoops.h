@@ -116,6 +116,18 @@ protected:
                                     b.getI64IntegerAttr(64))
         .getResult();
   }
+  /// packed[at(d)] = value(d) for d < count, `zero` for count <= d <
+  /// padded: one row of a packed operand with its padding.
+  void packRow(Value packed, Value count, Value padded, Value zero,
+               function_ref<SmallVector<Value>(Value)> at,
+               function_ref<Value(Value)> value) {
+    loop(idx(0), count, 1, [&](Value d) {
+      memref::StoreOp::create(b, loc, value(d), packed, at(d));
+    });
+    loop(count, padded, 1, [&](Value d) {
+      memref::StoreOp::create(b, loc, zero, packed, at(d));
+    });
+  }
   /// The op's `scale`, or 1/sqrt(D).
   Value softmaxScale(FloatAttr scale, Value headDim) {
     if (scale)

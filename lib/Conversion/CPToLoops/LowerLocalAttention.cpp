@@ -164,14 +164,11 @@ Value AttentionLowering::packValuePairPanels() {
           // Rows past the last (an odd Lkv) and lanes past Dv are zero.
           Value rowExists = lessThan(row, lkv);
           Value dEnd = select(rowExists, valueDim, idx(0));
-          loop(idx(0), dEnd, 1, [&](Value d) {
-            Value v = memref::LoadOp::create(b, loc, source,
-                                             ValueRange{batch, kvHead, row, d});
-            memref::StoreOp::create(b, loc, v, packed, at(d));
-          });
-          loop(dEnd, valueLanes, 1, [&](Value d) {
-            memref::StoreOp::create(b, loc, zero, packed, at(d));
-          });
+          packRow(
+              packed, dEnd, valueLanes, zero, at, [&](Value d) -> Value {
+                return memref::LoadOp::create(
+                    b, loc, source, ValueRange{batch, kvHead, row, d});
+              });
         }
       });
   return packed;
