@@ -114,8 +114,8 @@ def LowerLocalAttentionPass : Pass<"cp-lower-local-attention"> {
     packed per tile into pairs of head dims per query lane, V once into
     pair panels (two adjacent rows per lane), and the probabilities are
     rounded to bf16 pairs (two adjacent keys per query) before the second
-    product. A remark says why an op keeps the f32 path (odd or dynamic D,
-    another element type, non-contiguous K rows, odd tile-kv). Scratch
+    product. A remark says why a bf16 op keeps the f32 path (odd or dynamic
+    D, non-contiguous K rows, odd tile-kv). Scratch
     per query tile is `memref.alloca` inside the `scf.parallel` (an
     automatic allocation scope); no `Lq x Lkv` buffer is ever created.
 

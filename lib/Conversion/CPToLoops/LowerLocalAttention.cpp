@@ -113,12 +113,14 @@ bool AttentionLowering::usesBf16Dot() {
   auto typeOf = [](Value v) { return cast<MemRefType>(v.getType()); };
   MemRefType key = typeOf(op.getKey());
   int64_t d = op.getQuery().getType().getDimSize(3);
-  std::string reason;
+  // The option is about bf16 attention: other element types keep the f32
+  // path without a word.
   if (!llvm::all_of(
           ValueRange{op.getQuery(), op.getKey(), op.getValue()},
           [&](Value v) { return typeOf(v).getElementType().isBF16(); }))
-    reason = "Q, K and V are not all bf16";
-  else if (ShapedType::isDynamic(d) || d % 2 != 0)
+    return false;
+  std::string reason;
+  if (ShapedType::isDynamic(d) || d % 2 != 0)
     reason = "the head dim D is not a static even number";
   else if (!key.isLastDimUnitStride())
     reason = "K's rows are not contiguous";
