@@ -54,13 +54,16 @@ func.func @causal_gqa_mla(%q: memref<1x4x40x16xf32>, %k: memref<1x2x100x16xf32>,
 
 // Soft-capping: the score_mod is inlined with its forward-mode derivative,
 // m'(s) = 1 - tanh(s / C)^2 (the chain rule through the divf by C), which
-// scales dT; dT is 0 wherever P is (a slope that is not finite on a masked
-// score must not leak); the mod function is erased once lowered.
+// scales dT; both run on a row of scores' vector lanes at once. dT is 0
+// wherever P is (a slope that is not finite on a masked score must not
+// leak); the mod function is erased once lowered.
 // CHECK-LABEL: func @softcap
 // CHECK-NOT: func.func private @cap
-// CHECK: %[[T:.*]] = math.tanh
-// CHECK: %[[TT:.*]] = arith.mulf %[[T]], %[[T]] : f32
-// CHECK: arith.subf %{{.*}}, %[[TT]] : f32
+// CHECK: %[[S:.*]] = vector.load %{{.*}} : memref<64x32xf32>, vector<8xf32>
+// CHECK: %[[XS:.*]] = arith.divf %[[S]], %{{.*}} : vector<8xf32>
+// CHECK: %[[T:.*]] = math.tanh %[[XS]] : vector<8xf32>
+// CHECK: %[[TT:.*]] = arith.mulf %[[T]], %[[T]] : vector<8xf32>
+// CHECK: arith.subf %{{.*}}, %[[TT]] : vector<8xf32>
 // CHECK: %[[HIDDEN:.*]] = arith.cmpf oeq, %{{.*}}, %{{.*}} : vector<8xf32>
 // CHECK: arith.select %[[HIDDEN]], %{{.*}}, %{{.*}} : vector<8xi1>, vector<8xf32>
 func.func private @cap(%x: f32, %b: index, %h: index, %qi: index, %ki: index) -> f32 {

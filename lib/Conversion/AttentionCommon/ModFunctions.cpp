@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cp/Conversion/AttentionCommon/ModFunctions.h"
+#include "cp/Conversion/AttentionCommon/ModFunctionLanes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/IRMapping.h"
@@ -67,37 +68,49 @@ LogicalResult mlir::cp::verifyModFunctionBodies(BufferLocalAttentionGradOp op) {
 
 std::pair<Value, Value>
 mlir::cp::emitScoreModWithDerivative(OpBuilder &b, func::FuncOp function,
-                                     ValueRange args) {
+                                     ValueRange args, int64_t width) {
   Block &body = function.getBody().front();
   IRMapping mapping;
   mapping.map(body.getArguments(), args);
-  // tangent[x] = dx/dscore for the values that depend on the score.
-  DenseMap<Value, Value> tangent;
   Location loc = function.getLoc();
   Type f32 = b.getF32Type();
-  tangent[body.getArgument(0)] =
-      arith::ConstantOp::create(b, loc, f32, b.getF32FloatAttr(1.0));
+  // On lanes (width > 0) every derivative op works on vectors: its
+  // operands are broadcast where they are scalars.
+  auto lanes = [&](Value v) {
+    return width > 0 ? lanesOf(b, loc, v, width) : v;
+  };
+  auto constant = [&](double x) {
+    return lanes(arith::ConstantOp::create(b, loc, f32, b.getF32FloatAttr(x)));
+  };
+  // tangent[x] = dx/dscore for the values that depend on the score.
+  DenseMap<Value, Value> tangent;
+  tangent[body.getArgument(0)] = constant(1.0);
   Value zero;
   auto tangentOf = [&](Value original) -> Value {
     if (Value t = tangent.lookup(original))
       return t;
     if (!zero)
-      zero = arith::ConstantOp::create(b, loc, f32, b.getF32FloatAttr(0.0));
+      zero = constant(0.0);
     return zero;
   };
   for (Operation &op : body.without_terminator()) {
-    Operation *copy = b.clone(op, mapping);
+    if (width > 0)
+      emitOpOnLanes(b, loc, op, mapping, width);
+    else
+      b.clone(op, mapping);
     if (llvm::none_of(op.getOperands(),
                       [&](Value v) { return tangent.contains(v); }) ||
         isa<arith::CmpFOp>(op))
       continue;
     Location at = op.getLoc();
-    auto value = [&](unsigned i) { return mapping.lookup(op.getOperand(i)); };
+    auto value = [&](unsigned i) {
+      return lanes(mapping.lookup(op.getOperand(i)));
+    };
     auto d = [&](unsigned i) { return tangentOf(op.getOperand(i)); };
     auto mul = [&](Value x, Value y) {
       return arith::MulFOp::create(b, at, x, y).getResult();
     };
-    Value result = copy->getResult(0), dr;
+    Value result = lanes(mapping.lookup(op.getResult(0))), dr;
     if (isa<arith::AddFOp>(op)) {
       dr = arith::AddFOp::create(b, at, d(0), d(1));
     } else if (isa<arith::SubFOp>(op)) {
@@ -112,7 +125,8 @@ mlir::cp::emitScoreModWithDerivative(OpBuilder &b, func::FuncOp function,
       Value num = arith::SubFOp::create(b, at, d(0), mul(result, d(1)));
       dr = arith::DivFOp::create(b, at, num, value(1));
     } else if (isa<arith::SelectOp>(op)) {
-      dr = arith::SelectOp::create(b, at, value(0), d(1), d(2));
+      dr = arith::SelectOp::create(b, at, mapping.lookup(op.getOperand(0)),
+                                   d(1), d(2));
     } else if (isa<arith::MaximumFOp, arith::MinimumFOp>(op)) {
       auto predicate = isa<arith::MaximumFOp>(op) ? arith::CmpFPredicate::OGE
                                                   : arith::CmpFPredicate::OLE;
@@ -123,8 +137,8 @@ mlir::cp::emitScoreModWithDerivative(OpBuilder &b, func::FuncOp function,
       dr = mul(result, d(0));
     } else if (isa<math::TanhOp>(op)) {
       // tanh' = 1 - tanh^2
-      Value one = arith::ConstantOp::create(b, at, f32, b.getF32FloatAttr(1.0));
-      Value slope = arith::SubFOp::create(b, at, one, mul(result, result));
+      Value slope =
+          arith::SubFOp::create(b, at, constant(1.0), mul(result, result));
       dr = mul(slope, d(0));
     } else {
       llvm_unreachable("verifyDifferentiableScoreMod admits no other op");
@@ -132,5 +146,5 @@ mlir::cp::emitScoreModWithDerivative(OpBuilder &b, func::FuncOp function,
     tangent[op.getResult(0)] = dr;
   }
   Value result = modBodyResult(body);
-  return {mapping.lookup(result), tangentOf(result)};
+  return {lanes(mapping.lookup(result)), tangentOf(result)};
 }

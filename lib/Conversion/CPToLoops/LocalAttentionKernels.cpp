@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "LocalAttentionLoops.h"
-#include "ModFunctionLanes.h"
+#include "cp/Conversion/AttentionCommon/ModFunctionLanes.h"
 #include "cp/Conversion/AttentionCommon/ModFunctions.h"
 #include "cp/Dialect/CP/Analysis/StructuredMask.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -200,14 +200,7 @@ void TileKernels::applyModFunction(func::FuncOp function, bool isMask,
                         .getResult()
                   : result;
   };
-  // The score and the query position differ between the lanes of a row of
-  // St; batch, head, the key position and the mod operands do not.
-  SmallVector<bool> varying;
-  if (!isMask)
-    varying.push_back(true);
-  varying.append({false, false, true, false});
-  varying.append(modOperands.size(), false);
-  if (!canEmitOnLanes(function, varying)) {
+  if (!canEmitOnLanes(function, varyingModArguments(isMask, modOperands))) {
     loop(idx(0), rowsInTile, 1, [&](Value j) {
       loop(idx(0), validQ, 1, [&](Value i) {
         Value score = memref::LoadOp::create(b, loc, st, ValueRange{j, i});
@@ -223,6 +216,34 @@ void TileKernels::applyModFunction(func::FuncOp function, bool isMask,
     });
     return;
   }
+  forScoreLanes(qFirst, validQ, rowsInTile, [&](Value j, Value i, Value qPos) {
+    Value score = loadLanes(st, {j, i});
+    SmallVector<Value> args;
+    if (!isMask)
+      args.push_back(score);
+    args.append({batch, head, qPos, add(kFirst, j)});
+    llvm::append_range(args, modOperands);
+    Value result =
+        emitModFunctionOnLanes(b, loc, function, args, t.vectorWidth);
+    storeLanes(finish(result, score), st, {j, i});
+  });
+}
+
+SmallVector<bool> TileKernels::varyingModArguments(bool isMask,
+                                                   ValueRange modOperands) {
+  // The score and the query position differ between the lanes of a row of
+  // St; batch, head, the key position and the mod operands do not.
+  SmallVector<bool> varying;
+  if (!isMask)
+    varying.push_back(true);
+  varying.append({false, false, true, false});
+  varying.append(modOperands.size(), false);
+  return varying;
+}
+
+void TileKernels::forScoreLanes(
+    Value qFirst, Value validQ, Value rowsInTile,
+    function_ref<void(Value j, Value i, Value qPos)> body) {
   int64_t vw = t.vectorWidth;
   auto indexLanes = VectorType::get({vw}, b.getIndexType());
   auto broadcast = [&](Value index) {
@@ -241,16 +262,7 @@ void TileKernels::applyModFunction(func::FuncOp function, bool isMask,
     Value qPos = arith::AddIOp::create(
         b, loc, broadcast(qFirst),
         arith::SelectOp::create(b, loc, inTile, local, zeroLanes));
-    loop(idx(0), rowsInTile, 1, [&](Value j) {
-      Value score = loadLanes(st, {j, i});
-      SmallVector<Value> args;
-      if (!isMask)
-        args.push_back(score);
-      args.append({batch, head, qPos, add(kFirst, j)});
-      llvm::append_range(args, modOperands);
-      Value result = emitModFunctionOnLanes(b, loc, function, args, vw);
-      storeLanes(finish(result, score), st, {j, i});
-    });
+    loop(idx(0), rowsInTile, 1, [&](Value j) { body(j, i, qPos); });
   });
 }
 

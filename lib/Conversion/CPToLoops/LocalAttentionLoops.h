@@ -203,6 +203,15 @@ protected:
                         ValueRange modOperands, Value batch, Value head,
                         Value qFirst, Value validQ, Value kFirst,
                         Value rowsInTile, Value st);
+  /// Which mod function arguments differ between the lanes of a row of St
+  /// (the score, the query position): canEmitOnLanes's `varying`.
+  SmallVector<bool> varyingModArguments(bool isMask, ValueRange modOperands);
+  /// Calls `body(j, i, qPos)` for every row j < rowsInTile of St and every
+  /// vector of lanes from i covering the tile's valid queries; qPos holds
+  /// the lanes' global query positions (qFirst + i + lane; a lane past the
+  /// last valid query repeats the first, so its reads stay in bounds).
+  void forScoreLanes(Value qFirst, Value validQ, Value rowsInTile,
+                     function_ref<void(Value j, Value i, Value qPos)> body);
   /// The segment range of every tile of `tile` positions of the document
   /// mask's segment ids `seg` over [first, first + length), computed once
   /// per call: i-th range at (min[i], max[i]).

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "LocalAttentionLoops.h"
+#include "cp/Conversion/AttentionCommon/ModFunctionLanes.h"
 #include "cp/Conversion/AttentionCommon/ModFunctions.h"
 #include "cp/Dialect/CP/Analysis/StructuredMask.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -117,6 +118,19 @@ void AttentionGradLowering::applyScoreMod(Value batch, Value head, Value qFirst,
                                           Value validQ, Value kFirst,
                                           Value rows, const GradScratch &s) {
   func::FuncOp scoreMod = op.getScoreModFunction();
+  if (canEmitOnLanes(scoreMod, varyingModArguments(/*isMask=*/false,
+                                                   op.getModOperands()))) {
+    forScoreLanes(qFirst, validQ, rows, [&](Value j, Value i, Value qPos) {
+      SmallVector<Value> args{loadLanes(s.st, {j, i}), batch, head, qPos,
+                              add(kFirst, j)};
+      llvm::append_range(args, op.getModOperands());
+      auto [value, slope] =
+          emitScoreModWithDerivative(b, scoreMod, args, t.vectorWidth);
+      storeLanes(value, s.st, {j, i});
+      storeLanes(slope, s.gt, {j, i});
+    });
+    return;
+  }
   loop(idx(0), rows, 1, [&](Value j) {
     loop(idx(0), validQ, 1, [&](Value i) {
       Value score = memref::LoadOp::create(b, loc, s.st, ValueRange{j, i});

@@ -37,10 +37,13 @@ Value emitModFunction(OpBuilder &b, func::FuncOp function, ValueRange args);
 /// Emits the body of a score_mod function like emitModFunction, together
 /// with its derivative with respect to the score (args[0]), forward mode:
 /// returns (value, derivative). The body must pass
-/// verifyDifferentiableScoreMod.
+/// verifyDifferentiableScoreMod. With `width` > 0 the body runs on that
+/// many lanes (emitModFunctionOnLanes; vector args vary between lanes) and
+/// both results are vectors.
 std::pair<Value, Value> emitScoreModWithDerivative(OpBuilder &b,
                                                    func::FuncOp function,
-                                                   ValueRange args);
+                                                   ValueRange args,
+                                                   int64_t width = 0);
 
 /// verifyModFunction with the body rules on both functions `op` names: the
 /// lowerings' check before they inline them. The gradient's score_mod must

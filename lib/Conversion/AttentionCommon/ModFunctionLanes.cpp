@@ -1,6 +1,6 @@
 //===- ModFunctionLanes.cpp - mod functions on vector lanes ---------------===//
 
-#include "ModFunctionLanes.h"
+#include "cp/Conversion/AttentionCommon/ModFunctionLanes.h"
 #include "cp/Dialect/CP/IR/ModRegions.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -10,7 +10,6 @@
 
 using namespace mlir;
 using namespace mlir::cp;
-using namespace mlir::cp::detail;
 
 /// An op that computes lane by lane: an elementwise arith or math op on
 /// scalars.
@@ -25,8 +24,7 @@ static bool isLaneOp(Operation &op) {
                       [](Type t) { return t.isIntOrIndexOrFloat(); });
 }
 
-bool mlir::cp::detail::canEmitOnLanes(func::FuncOp function,
-                                      ArrayRef<bool> varying) {
+bool mlir::cp::canEmitOnLanes(func::FuncOp function, ArrayRef<bool> varying) {
   Block &body = function.getBody().front();
   llvm::DenseSet<Value> differs;
   for (auto [arg, isVarying] : llvm::zip(body.getArguments(), varying))
@@ -78,39 +76,44 @@ static Value loadOnLanes(OpBuilder &b, Location loc, Value memref,
   return vector::FromElementsOp::create(b, loc, resultType, elements);
 }
 
-Value mlir::cp::detail::emitModFunctionOnLanes(OpBuilder &b, Location loc,
-                                               func::FuncOp function,
-                                               ValueRange args, int64_t width) {
+Value mlir::cp::lanesOf(OpBuilder &b, Location loc, Value v, int64_t width) {
+  if (isa<VectorType>(v.getType()))
+    return v;
+  return vector::BroadcastOp::create(b, loc,
+                                     VectorType::get({width}, v.getType()), v);
+}
+
+void mlir::cp::emitOpOnLanes(OpBuilder &b, Location loc, Operation &op,
+                             IRMapping &mapping, int64_t width) {
+  auto isLanes = [](Value v) { return isa<VectorType>(v.getType()); };
+  SmallVector<Value> operands = llvm::map_to_vector(
+      op.getOperands(), [&](Value v) { return mapping.lookup(v); });
+  if (llvm::none_of(operands, isLanes)) {
+    b.clone(op, mapping);
+    return;
+  }
+  if (auto load = dyn_cast<memref::LoadOp>(op)) {
+    mapping.map(load.getResult(),
+                loadOnLanes(b, loc, operands.front(),
+                            ArrayRef(operands).drop_front(), width));
+    return;
+  }
+  // The same op on vectors: scalar operands broadcast, results widened.
+  SmallVector<Value> lanes = llvm::map_to_vector(
+      operands, [&](Value v) { return lanesOf(b, loc, v, width); });
+  Operation *copy = b.clone(op, mapping);
+  copy->setOperands(lanes);
+  for (Value result : copy->getResults())
+    result.setType(VectorType::get({width}, result.getType()));
+}
+
+Value mlir::cp::emitModFunctionOnLanes(OpBuilder &b, Location loc,
+                                       func::FuncOp function, ValueRange args,
+                                       int64_t width) {
   Block &body = function.getBody().front();
   IRMapping mapping;
   mapping.map(body.getArguments(), args);
-  auto isLanes = [](Value v) { return isa<VectorType>(v.getType()); };
-  auto lanesOf = [&](Value v) -> Value {
-    if (isLanes(v))
-      return v;
-    return vector::BroadcastOp::create(
-        b, loc, VectorType::get({width}, v.getType()), v);
-  };
-  for (Operation &op : body.without_terminator()) {
-    SmallVector<Value> operands = llvm::map_to_vector(
-        op.getOperands(), [&](Value v) { return mapping.lookup(v); });
-    if (llvm::none_of(operands, isLanes)) {
-      b.clone(op, mapping);
-      continue;
-    }
-    if (auto load = dyn_cast<memref::LoadOp>(op)) {
-      mapping.map(load.getResult(),
-                  loadOnLanes(b, loc, operands.front(),
-                              ArrayRef(operands).drop_front(), width));
-      continue;
-    }
-    // The same op on vectors: scalar operands broadcast, results widened.
-    SmallVector<Value> lanes =
-        llvm::map_to_vector(operands, [&](Value v) { return lanesOf(v); });
-    Operation *copy = b.clone(op, mapping);
-    copy->setOperands(lanes);
-    for (Value result : copy->getResults())
-      result.setType(VectorType::get({width}, result.getType()));
-  }
-  return lanesOf(mapping.lookup(modBodyResult(body)));
+  for (Operation &op : body.without_terminator())
+    emitOpOnLanes(b, loc, op, mapping, width);
+  return lanesOf(b, loc, mapping.lookup(modBodyResult(body)), width);
 }

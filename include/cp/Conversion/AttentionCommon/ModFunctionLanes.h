@@ -10,19 +10,29 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef CP_LIB_CONVERSION_CPTOLOOPS_MODFUNCTIONLANES_H
-#define CP_LIB_CONVERSION_CPTOLOOPS_MODFUNCTIONLANES_H
+#ifndef CP_CONVERSION_ATTENTIONCOMMON_MODFUNCTIONLANES_H
+#define CP_CONVERSION_ATTENTIONCOMMON_MODFUNCTIONLANES_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 
-namespace mlir::cp::detail {
+namespace mlir::cp {
 
 /// Whether every op of `function`'s body can run on lanes when the
 /// arguments marked in `varying` differ between lanes: elementwise arith
 /// and math ops and memref.load of a mod operand. Anything else keeps the
 /// per-score evaluation.
 bool canEmitOnLanes(func::FuncOp function, ArrayRef<bool> varying);
+
+/// `v` on `width` lanes: itself when it is a vector, else broadcast.
+Value lanesOf(OpBuilder &b, Location loc, Value v, int64_t width);
+
+/// Emits one op of a mod body with its operands looked up in `mapping` and
+/// maps its results: a clone when every operand is a scalar, else the op on
+/// `width` lanes (scalar operands broadcast; a memref.load as a gather).
+void emitOpOnLanes(OpBuilder &b, Location loc, Operation &op,
+                   IRMapping &mapping, int64_t width);
 
 /// Emits `function`'s body at `b`'s insertion point with `args` for its
 /// arguments; a vector argument (of `width` lanes) is varying, a scalar one
@@ -33,6 +43,6 @@ bool canEmitOnLanes(func::FuncOp function, ArrayRef<bool> varying);
 Value emitModFunctionOnLanes(OpBuilder &b, Location loc, func::FuncOp function,
                              ValueRange args, int64_t width);
 
-} // namespace mlir::cp::detail
+} // namespace mlir::cp
 
-#endif // CP_LIB_CONVERSION_CPTOLOOPS_MODFUNCTIONLANES_H
+#endif // CP_CONVERSION_ATTENTIONCOMMON_MODFUNCTIONLANES_H
