@@ -11,7 +11,8 @@ set(CP_CMAKE_INSTALL_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/cpmlir)
 
 set(CP_EXPORTED_LIBRARIES
   CPDialect CPAnalysis CPTransforms CPRuntimeCalls CPAttentionCommon
-  CPToLoops CPToGPU CPToMPI CPToNCCL CPUpstreamTransforms CPPipelines)
+  CPToLoops CPToGPU CPToMPI CPToNCCL ShardToCP CPUpstreamTransforms
+  CPPipelines)
 foreach(lib ${CP_EXPORTED_LIBRARIES})
   target_include_directories(${lib} INTERFACE
     $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "cp/Conversion/Passes.h"
 #include "cp/Dialect/CP/Transforms/Passes.h"
 #include "cp/Pipelines/Pipelines.h"
 #include "cp/Transforms/Passes.h"
@@ -23,6 +24,8 @@ void mlir::cp::buildSchemeAndBufferizationPipeline(OpPassManager &pm,
   ChooseSchemePassOptions choose;
   choose.machine = machine.str();
   choose.scheme = scheme;
+  // Collectives of a program partitioned with upstream's shard tools.
+  pm.addPass(createConvertShardToCPPass());
   pm.addPass(createChooseSchemePass(choose));
   ApplySchemePassOptions apply;
   apply.scheme = scheme;

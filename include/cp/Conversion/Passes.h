@@ -8,6 +8,7 @@
 #ifndef CP_CONVERSION_PASSES_H
 #define CP_CONVERSION_PASSES_H
 
+#include "cp/Dialect/CP/IR/CPDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"

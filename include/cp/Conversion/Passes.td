@@ -1,8 +1,9 @@
 //===- Passes.td - cp conversion passes --------------------*- tablegen -*-===//
 //
-// Conversions out of the cp dialect: the local attention to CPU loops
-// (CPToLoops) or a GPU kernel (CPToGPU), the collectives to MPI (CPToMPI)
-// or NCCL (CPToNCCL) calls of the runtime.
+// Conversions into the cp dialect (upstream shard collectives, ShardToCP)
+// and out of it: the local attention to CPU loops (CPToLoops) or a GPU
+// kernel (CPToGPU), the collectives to MPI (CPToMPI) or NCCL (CPToNCCL)
+// calls of the runtime.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,6 +11,43 @@
 #define CP_CONVERSION_PASSES_TD
 
 include "mlir/Pass/PassBase.td"
+
+def ConvertShardToCPPass : Pass<"convert-shard-to-cp"> {
+  let summary = "Rewrite upstream shard collectives as cp collectives";
+  let description = [{
+    Makes a program partitioned with upstream's tools (`shard.sharding`,
+    `sharding-propagation`, `shard-partition`) lower through cp's
+    collectives, which have MPI (`convert-cp-to-mpi`) and NCCL
+    (`convert-cp-to-nccl`) lowerings. Groups keep their meaning:
+    `grid_axes` of a `shard.grid`, ranked row-major, in both dialects.
+
+    | shard | cp |
+    |---|---|
+    | `all_gather gather_axis = a` | `all_gather gather_axis = a` |
+    | `all_to_all split_axis = s concat_axis = c` | `all_to_all split_axis = s concat_axis = c` |
+    | `reduce_scatter scatter_axis = a` (sum) | `reduce_scatter scatter_axis = a` |
+    | `shift shift_axis = x offset = k [rotate]` | `shift grid_axes = [x] offset = (-k) mod P` |
+
+    The shift is the one place the two dialects disagree: `shard.shift`
+    gives device `r` the input of device `r + k` (data moves to lower
+    indices), `cp.shift` gives rank `r` the input of rank `r - offset`.
+    A non-rotating `shard.shift` leaves the devices without a source
+    undefined; the rotation is one such result.
+
+    ```mlir
+    %1 = shard.shift %0 on @grid grid_axes = [0] shift_axis = 0 offset = 1 rotate
+        : tensor<2xf32> -> tensor<2xf32>
+    // becomes, on a grid of 4
+    %1 = cp.shift %0 on @grid grid_axes = [0] offset = 3 : tensor<2xf32>
+    ```
+
+    A collective cp has no counterpart for (`all_reduce`, `all_slice`,
+    `broadcast`, `gather`, `scatter`, `reduce`, `send`, `recv`), a
+    reduction other than sum, or a shift along a dynamic grid axis is an
+    error on the op that names it.
+  }];
+  let dependentDialects = ["::mlir::cp::CPDialect"];
+}
 
 def ConvertCPToMPIPass : Pass<"convert-cp-to-mpi", "ModuleOp"> {
   let summary = "Lower cp.buffer collectives and shard process indices to "
