@@ -13,6 +13,7 @@
 #include "cp/Dialect/CP/IR/CPDialect.h"
 #include "cp/Dialect/CP/Transforms/BufferizableOpInterfaceImpl.h"
 #include "cp/Dialect/CP/Transforms/Passes.h"
+#include "cp/Dialect/CP/Transforms/ShardingInterfaceImpl.h"
 #include "cp/Pipelines/Pipelines.h"
 #include "cp/Transforms/Passes.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -20,12 +21,14 @@
 namespace mlir {
 namespace cp {
 
-/// The cp dialect, the external models it promises (bufferization), and
+/// The cp dialect, the external models it promises (bufferization, upstream
+/// sharding), and
 /// shard, whose `shard.grid` every cp program names before its first cp op
 /// (so a tool that registers only cp can still parse cp IR).
 inline void registerAllDialects(DialectRegistry &registry) {
   registry.insert<CPDialect, shard::ShardDialect>();
   registerBufferizableOpInterfaceExternalModels(registry);
+  registerShardingInterfaceExternalModels(registry);
 }
 
 /// cp passes, conversions and pipelines.
