@@ -306,6 +306,19 @@ struct Inputs {
   std::vector<unsigned char> qBytes, kBytes, vBytes, outBytes;
 };
 
+/// Descriptors of one case's Q, K, V and output bytes, [B, H, S, D].
+struct Operands {
+  Descriptor<4> q, k, v, out;
+};
+
+Operands describe(Inputs &in, const Setting &s, const BenchCase &c) {
+  int64_t sizes[4] = {s.batch, s.heads, c.seq, c.headDim};
+  return {denseDescriptor<4>(in.qBytes.data(), sizes),
+          denseDescriptor<4>(in.kBytes.data(), sizes),
+          denseDescriptor<4>(in.vBytes.data(), sizes),
+          denseDescriptor<4>(in.outBytes.data(), sizes)};
+}
+
 Inputs makeInputs(const Setting &s, const BenchCase &c) {
   int64_t n = s.batch * s.heads * c.seq * c.headDim;
   Inputs in;
@@ -361,14 +374,8 @@ std::function<void()> f32Call(const Setting &setting, void *handle,
   auto entry = reinterpret_cast<void (*)(void *, void *, void *, void *)>(
       dlsym(handle, ("_mlir_ciface_" + c.name()).c_str()));
   auto in = std::make_shared<Inputs>(makeInputs(setting, c));
-  std::array<int64_t, 4> sizes{setting.batch, setting.heads, c.seq, c.headDim};
-  return [entry, in, sizes] {
-    auto dq = denseDescriptor<4>(in->qBytes.data(), sizes.data());
-    auto dk = denseDescriptor<4>(in->kBytes.data(), sizes.data());
-    auto dv = denseDescriptor<4>(in->vBytes.data(), sizes.data());
-    auto dout = denseDescriptor<4>(in->outBytes.data(), sizes.data());
-    entry(&dq, &dk, &dv, &dout);
-  };
+  auto o = std::make_shared<Operands>(describe(*in, setting, c));
+  return [entry, in, o] { entry(&o->q, &o->k, &o->v, &o->out); };
 }
 
 /// Best seconds of `a` and of `b`, measured in alternation (5 rounds after
@@ -408,23 +415,19 @@ bool runRegions(const Setting &setting, void *handle, const std::string &lib,
     }
     BenchCase shape{seq, d, std::strlen(r.mask) > 0};
     Inputs in = makeInputs(setting, shape);
-    int64_t sizes[4] = {setting.batch, setting.heads, seq, d};
-    auto dq = denseDescriptor<4>(in.qBytes.data(), sizes);
-    auto dk = denseDescriptor<4>(in.kBytes.data(), sizes);
-    auto dv = denseDescriptor<4>(in.vBytes.data(), sizes);
-    auto dout = denseDescriptor<4>(in.outBytes.data(), sizes);
+    Operands o = describe(in, setting, shape);
     std::vector<int32_t> ids = documentIds(seq, r.shift);
     int64_t segSizes[1] = {seq};
     auto dseg = denseDescriptor<1>(ids.data(), segSizes);
     std::function<void()> call;
     if (r.document)
       call = [&] {
-        reinterpret_cast<void (*)(P, P, P, P, P)>(fn)(&dq, &dk, &dv, &dseg,
-                                                      &dout);
+        reinterpret_cast<void (*)(P, P, P, P, P)>(fn)(&o.q, &o.k, &o.v, &dseg,
+                                                      &o.out);
       };
     else
       call = [&] {
-        reinterpret_cast<void (*)(P, P, P, P)>(fn)(&dq, &dk, &dv, &dout);
+        reinterpret_cast<void (*)(P, P, P, P)>(fn)(&o.q, &o.k, &o.v, &o.out);
       };
     BenchCase base{seq, d, std::string(r.baseline) == "causal"};
     auto [t, baseTime] = alternateBest(call, f32Call(setting, handle, base));
@@ -459,11 +462,7 @@ bool runBf16(const Setting &setting, void *handle, const std::string &dotLib) {
     Setting bf16 = setting;
     bf16.gpu = true; // makeInputs: bf16 bytes
     Inputs in = makeInputs(bf16, c);
-    int64_t sizes[4] = {setting.batch, setting.heads, c.seq, c.headDim};
-    auto dq = denseDescriptor<4>(in.qBytes.data(), sizes);
-    auto dk = denseDescriptor<4>(in.kBytes.data(), sizes);
-    auto dv = denseDescriptor<4>(in.vBytes.data(), sizes);
-    auto dout = denseDescriptor<4>(in.outBytes.data(), sizes);
+    Operands o = describe(in, setting, c);
     std::string symbol = "_mlir_ciface_" + c.name() + "_bf16";
     for (auto [lib, label] : {std::pair(handle, "widened to f32 FMAs"),
                               std::pair(dotHandle, "vdpbf16ps (bf16-dot)")}) {
@@ -476,7 +475,7 @@ bool runBf16(const Setting &setting, void *handle, const std::string &dotLib) {
         return false;
       }
       auto [t, f32Time] =
-          alternateBest([&] { entry(&dq, &dk, &dv, &dout); }, f32);
+          alternateBest([&] { entry(&o.q, &o.k, &o.v, &o.out); }, f32);
       std::printf("%-8lld %-5lld %-7s %-22s %10.2f %9.1f %8.2fx\n",
                   (long long)c.seq, (long long)c.headDim,
                   c.causal ? "causal" : "none", label, t * 1e3,
@@ -637,20 +636,16 @@ int main(int argc, char **argv) {
                    c.name().c_str(), lib.c_str());
       return 1;
     }
-    int64_t sizes[4] = {setting.batch, setting.heads, c.seq, c.headDim};
-    auto dq = denseDescriptor<4>(in.qBytes.data(), sizes);
-    auto dk = denseDescriptor<4>(in.kBytes.data(), sizes);
-    auto dv = denseDescriptor<4>(in.vBytes.data(), sizes);
-    auto dout = denseDescriptor<4>(in.outBytes.data(), sizes);
+    Operands o = describe(in, setting, c);
     std::optional<DeviceMirror> device;
     if (gpu) {
       device.emplace();
-      for (auto *d : {&dq, &dk, &dv, &dout})
+      for (auto *d : {&o.q, &o.k, &o.v, &o.out})
         device->mirror(*d, in.qBytes.size());
       device->synchronize();
     }
-    entry(&dq, &dk, &dv, &dout); // warm-up
-    double t = best(3, [&] { entry(&dq, &dk, &dv, &dout); });
+    entry(&o.q, &o.k, &o.v, &o.out); // warm-up
+    double t = best(3, [&] { entry(&o.q, &o.k, &o.v, &o.out); });
     double rate = usefulFlops(setting, c) / t / scale;
     std::string naiveRate, speedup;
     if (naive) {

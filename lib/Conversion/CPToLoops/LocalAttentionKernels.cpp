@@ -192,13 +192,13 @@ void TileKernels::applyModFunction(func::FuncOp function, bool isMask,
                                    ValueRange modOperands, Value batch,
                                    Value head, Value qFirst, Value validQ,
                                    Value kFirst, Value rowsInTile, Value st) {
+  // A mask_mod's result selects between the score and -inf (on lanes when
+  // the score is a vector).
   auto finish = [&](Value result, Value score) {
-    return isMask ? arith::SelectOp::create(b, loc, result, score,
-                                            negInf.getType() == score.getType()
-                                                ? negInf
-                                                : splat(negInf))
-                        .getResult()
-                  : result;
+    if (!isMask)
+      return result;
+    Value hidden = isa<VectorType>(score.getType()) ? splat(negInf) : negInf;
+    return arith::SelectOp::create(b, loc, result, score, hidden).getResult();
   };
   if (!canEmitOnLanes(function, varyingModArguments(isMask, modOperands))) {
     loop(idx(0), rowsInTile, 1, [&](Value j) {

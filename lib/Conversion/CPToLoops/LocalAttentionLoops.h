@@ -217,6 +217,14 @@ protected:
   /// per call: i-th range at (min[i], max[i]).
   SegmentRanges tileSegmentRanges(Value seg, Value first, Value length,
                                   int64_t tile);
+  /// Frees what tileSegmentRanges allocated (nothing when `ranges` is
+  /// empty).
+  void freeSegmentRanges(const SegmentRanges &ranges) {
+    if (!ranges)
+      return;
+    memref::DeallocOp::create(b, loc, ranges.min);
+    memref::DeallocOp::create(b, loc, ranges.max);
+  }
   std::pair<Value, Value> segmentRangeOfTile(const SegmentRanges &ranges,
                                              Value tileIndex) {
     return {memref::LoadOp::create(b, loc, ranges.min, tileIndex),
@@ -303,6 +311,8 @@ private:
   /// K as f32 [B, Hkv, Lkv, D'] zero padded to whole register blocks, and
   /// the f32 dQ accumulator [B, H, Lq, D'].
   Value key, gradQuery;
+  /// The segment range of each query tile, for a document mask.
+  SegmentRanges querySegments;
 };
 
 } // namespace mlir::cp::detail

@@ -457,10 +457,7 @@ void AttentionLowering::build() {
   if (key != op.getKey())
     memref::DeallocOp::create(b, loc, key);
   memref::DeallocOp::create(b, loc, value);
-  if (segments) {
-    memref::DeallocOp::create(b, loc, segments.min);
-    memref::DeallocOp::create(b, loc, segments.max);
-  }
+  freeSegmentRanges(segments);
 }
 
 namespace {

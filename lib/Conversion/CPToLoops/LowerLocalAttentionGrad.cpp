@@ -262,12 +262,10 @@ void AttentionGradLowering::emitKeyTile(Value batch, Value kvHead, Value k0,
   Value kLast = sub(add(kFirst, rows), idx(1));
   // A document mask hides a query tile whose segment ids all differ from
   // the key tile's.
-  Value segments;
   std::pair<Value, Value> keySegments;
-  if (mods.analysis.documentOperand) {
-    segments = op.getModOperands()[*mods.analysis.documentOperand];
-    keySegments = rangeOf(segments, kFirst, rows);
-  }
+  if (querySegments)
+    keySegments = rangeOf(op.getModOperands()[*mods.analysis.documentOperand],
+                          kFirst, rows);
   Value queryTiles = arith::CeilDivUIOp::create(b, loc, lq, idx(t.tileQ));
   loop(idx(0), kvGroup, 1, [&](Value member) {
     Value head = add(mul(kvHead, kvGroup), member);
@@ -279,8 +277,9 @@ void AttentionGradLowering::emitKeyTile(Value batch, Value kvHead, Value k0,
       OpBuilder::InsertionGuard guard(b);
       Value visible =
           buildBlockIsVisible(b, loc, mods.mask, qFirst, qLast, kFirst, kLast);
-      if (segments) {
-        Value meet = rangesMeet(rangeOf(segments, qFirst, validQ), keySegments);
+      if (querySegments) {
+        Value meet =
+            rangesMeet(segmentRangeOfTile(querySegments, tile), keySegments);
         visible =
             visible ? arith::AndIOp::create(b, loc, visible, meet) : meet;
       }
@@ -344,6 +343,12 @@ void AttentionGradLowering::build() {
       });
   gradQuery = memref::AllocOp::create(
       b, loc, dynamic4, ValueRange{batches, heads, lq, keyLanes}, alignment);
+  // The segment range of every query tile of a document mask, once per call.
+  ModFunctions mods = modFunctionsOf(op);
+  if (mods.analysis.documentOperand)
+    querySegments =
+        tileSegmentRanges(op.getModOperands()[*mods.analysis.documentOperand],
+                          op.getQOffset(), lq, t.tileQ);
 
   scf::ParallelOp::create(
       b, loc, ValueRange{idx(0), idx(0)}, ValueRange{batches, kvHeads},
@@ -406,4 +411,5 @@ void AttentionGradLowering::build() {
       });
   memref::DeallocOp::create(b, loc, key);
   memref::DeallocOp::create(b, loc, gradQuery);
+  freeSegmentRanges(querySegments);
 }

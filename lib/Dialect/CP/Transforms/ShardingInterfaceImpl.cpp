@@ -37,34 +37,33 @@ std::string axesText(ArrayRef<GridAxis> axes) {
 
 /// The grid axes `sharding` splits the sequence dim over (empty when it is
 /// not split); failure when it splits another dim (batch, heads or the head
-/// dim, which cp.attention does not take split) or has halos.
+/// dim, which cp.attention does not take split) or has halos. With `op`,
+/// the failure is reported on it.
 FailureOr<SmallVector<GridAxis>>
 sequenceAxes(Operation *op, const Sharding &sharding, StringRef what) {
+  auto reject = [&](const Twine &why) -> FailureOr<SmallVector<GridAxis>> {
+    if (op)
+      op->emitOpError("cannot be partitioned with ") << what << " " << why;
+    return failure();
+  };
   SmallVector<GridAxis> axes;
   for (auto [dim, split] : llvm::enumerate(sharding.getSplitAxes())) {
     ArrayRef<GridAxis> dimAxes = split.asArrayRef();
     if (dimAxes.empty())
       continue;
-    if (static_cast<int64_t>(dim) != kSequenceDim && !op)
-      return failure();
     if (static_cast<int64_t>(dim) != kSequenceDim)
-      return op->emitOpError("cannot be partitioned with ")
-             << what << " split along dim " << dim << " (grid axes "
-             << axesText(dimAxes)
-             << "): context parallelism splits the sequence (dim 2) only; "
-                "shard batch or heads outside the attention";
+      return reject("split along dim " + Twine(dim) + " (grid axes " +
+                    axesText(dimAxes) +
+                    "): context parallelism splits the sequence (dim 2) "
+                    "only; shard batch or heads outside the attention");
     axes.assign(dimAxes.begin(), dimAxes.end());
   }
-  bool uneven = !sharding.getStaticHaloSizes().empty() ||
-                !sharding.getDynamicHaloSizes().empty() ||
-                !sharding.getStaticShardedDimsOffsets().empty() ||
-                !sharding.getDynamicShardedDimsOffsets().empty();
-  if (uneven && !op)
-    return failure();
-  if (uneven)
-    return op->emitOpError("cannot be partitioned with ")
-           << what << " given halos or uneven shard offsets; split the "
-           << "sequence into equal shards";
+  if (!sharding.getStaticHaloSizes().empty() ||
+      !sharding.getDynamicHaloSizes().empty() ||
+      !sharding.getStaticShardedDimsOffsets().empty() ||
+      !sharding.getDynamicShardedDimsOffsets().empty())
+    return reject("given halos or uneven shard offsets; split the sequence "
+                  "into equal shards");
   return axes;
 }
 
