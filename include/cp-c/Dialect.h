@@ -34,7 +34,9 @@ typedef enum CpSchemeKind {
   CpSchemeHeadTail = 3,
   CpSchemeRing = 4,
   CpSchemeZigzag = 5,
-  CpSchemeAuto = 6
+  CpSchemeAuto = 6,
+  /* A scheme a plugin registered; built by name, not by cpSchemeAttrGet. */
+  CpSchemePlugin = 7
 } CpSchemeKind;
 
 MLIR_CAPI_EXPORTED bool cpAttributeIsAScheme(MlirAttribute attr);

@@ -12,6 +12,7 @@
 #include "cp/Conversion/Passes.h"
 #include "cp/Dialect/CP/IR/CPDialect.h"
 #include "cp/Dialect/CP/Transforms/BufferizableOpInterfaceImpl.h"
+#include "cp/Dialect/CP/Transforms/BuiltinSchemes.h"
 #include "cp/Dialect/CP/Transforms/Passes.h"
 #include "cp/Dialect/CP/Transforms/ShardingInterfaceImpl.h"
 #include "cp/Pipelines/Pipelines.h"
@@ -21,12 +22,13 @@
 namespace mlir {
 namespace cp {
 
-/// The cp dialect, the external models it promises (bufferization, upstream
-/// sharding), and
-/// shard, whose `shard.grid` every cp program names before its first cp op
-/// (so a tool that registers only cp can still parse cp IR).
+/// The cp dialect with its built-in schemes, the external models it
+/// promises (bufferization, upstream sharding), and shard, whose `shard.grid`
+/// every cp program names before its first cp op (so a tool that registers only
+/// cp can still parse cp IR).
 inline void registerAllDialects(DialectRegistry &registry) {
   registry.insert<CPDialect, shard::ShardDialect>();
+  registerBuiltinSchemes(registry);
   registerBufferizableOpInterfaceExternalModels(registry);
   registerShardingInterfaceExternalModels(registry);
 }

@@ -48,13 +48,16 @@ MlirAttribute cpSchemeAttrGet(MlirContext ctx, CpSchemeKind kind,
   context->getOrLoadDialect<CPDialect>();
   std::optional<SchemeKind> k =
       symbolizeSchemeKind(static_cast<uint32_t>(kind));
-  if (!k) {
+  if (!k || *k == SchemeKind::plugin) {
     emitError(UnknownLoc::get(context))
-        << "unknown cp scheme kind " << static_cast<int>(kind);
+        << "unknown cp scheme kind " << static_cast<int>(kind)
+        << (k ? " (a plugin's scheme is parsed by name, e.g. "
+                "#cp.scheme<name(2)>)"
+              : "");
     return MlirAttribute{nullptr};
   }
   return wrap(SchemeAttr::getChecked(emitOnContext(context), context, *k,
-                                     ulyssesDegree));
+                                     ulyssesDegree, StringRef()));
 }
 
 CpSchemeKind cpSchemeAttrGetKind(MlirAttribute attr) {

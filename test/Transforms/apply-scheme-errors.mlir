@@ -5,7 +5,7 @@
 // RUN: not cp-opt %s --cp-apply-scheme=scheme=tree -split-input-file 2>&1 | FileCheck %s --check-prefix=OPTION
 // RUN: not cp-opt %s --cp-apply-scheme="scheme=hybrid(1)" -split-input-file 2>&1 | FileCheck %s --check-prefix=DEGREE
 
-// OPTION: cp-apply-scheme: invalid scheme option 'tree': unknown scheme 'tree'; expected allgather, ulysses, hybrid(u), head_tail, ring, zigzag or auto
+// OPTION: cp-apply-scheme: invalid scheme option 'tree': unknown scheme 'tree'; expected allgather, ulysses, hybrid(u), head_tail, ring, zigzag, auto or a scheme a loaded plugin registers (none is registered)
 // DEGREE: cp-apply-scheme: invalid scheme option 'hybrid(1)': hybrid needs a Ulysses degree u >= 2, got u = 1
 
 

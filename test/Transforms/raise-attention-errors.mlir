@@ -6,7 +6,7 @@
 // With grid-size the grid is declared.
 // RUN: cp-opt %s --cp-raise-attention=grid-size=4 -split-input-file | FileCheck %s --check-prefix=DECLARED
 
-// SCHEME: cp-raise-attention: invalid scheme option 'sideways': unknown scheme 'sideways'; expected allgather, ulysses, hybrid(u), head_tail, ring, zigzag or auto
+// SCHEME: cp-raise-attention: invalid scheme option 'sideways': unknown scheme 'sideways'; expected allgather, ulysses, hybrid(u), head_tail, ring, zigzag, auto or a scheme a loaded plugin registers (none is registered)
 
 // Without a grid: raising needs one, declared or asked for.
 // GRID: error: cp-raise-attention: grid @cp does not exist; declare `shard.grid @cp(shape = P)` or pass grid-size=P

@@ -216,7 +216,7 @@ func.func @f(%q: tensor<1x8x64x32xf32>, %k: tensor<1x2x64x32xf32>, %v: tensor<1x
 // -----
 
 // Attribute syntax.
-// expected-error @+1 {{unknown scheme 'tree'; expected allgather, ulysses, hybrid(u), head_tail, ring, zigzag or auto}}
+// expected-error @+1 {{unknown scheme 'tree'; expected allgather, ulysses, hybrid(u), head_tail, ring, zigzag, auto or a scheme a loaded plugin registers (none is registered)}}
 func.func private @f() attributes {s = #cp.scheme<tree>}
 
 // -----

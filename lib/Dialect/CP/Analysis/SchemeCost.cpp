@@ -19,6 +19,7 @@
 #include "cp/Dialect/CP/Analysis/RingSchedule.h"
 #include "cp/Dialect/CP/Analysis/SchemeTraffic.h"
 #include "cp/Dialect/CP/Analysis/StructuredMask.h"
+#include "cp/Dialect/CP/IR/SchemeDefinition.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -200,6 +201,7 @@ SmallVector<double> pairsPerRank(SchemeAttr scheme,
       break;
     }
     case SchemeKind::automatic:
+    case SchemeKind::plugin:
       pairs.push_back(0);
       break;
     }
@@ -247,6 +249,7 @@ double peakMemory(SchemeAttr scheme, const AttentionProblem &pr) {
     return bytes + kvElements(s, s.localLen, s.kvHeads) * b +
            2.0 * s.batch * s.localLen * s.heads * (s.valueDim + 1) * 4;
   case SchemeKind::automatic:
+  case SchemeKind::plugin:
     break;
   }
   return bytes;
@@ -286,6 +289,7 @@ double backwardPeakMemory(SchemeAttr scheme, const AttentionProblem &pr) {
     // worked on and of the one in flight.
     return bytes + kvElements(s, s.localLen, s.kvHeads) * (b + 2 * a);
   case SchemeKind::automatic:
+  case SchemeKind::plugin:
     break;
   }
   return bytes;
@@ -364,6 +368,7 @@ public:
                            launches * m.launchOverhead};
     }
     case SchemeKind::automatic:
+    case SchemeKind::plugin:
       break;
     }
     return {0, attention};
@@ -425,6 +430,7 @@ public:
       return {exposed, attention + launches * m.launchOverhead};
     }
     case SchemeKind::automatic:
+    case SchemeKind::plugin:
       break;
     }
     return {0, attention};
@@ -436,26 +442,6 @@ private:
   const MachineModel &m;
 };
 
-SmallVector<SchemeAttr> candidateSchemes(MLIRContext *ctx, int64_t p) {
-  SmallVector<SchemeAttr> schemes{SchemeAttr::get(ctx, SchemeKind::allgather),
-                                  SchemeAttr::get(ctx, SchemeKind::ulysses)};
-  // Every divisor 1 < u < p, in increasing order (found up to sqrt(p)).
-  SmallVector<int64_t> small, large;
-  for (int64_t u = 2; u <= p / u; ++u)
-    if (p % u == 0) {
-      small.push_back(u);
-      if (u != p / u)
-        large.push_back(p / u);
-    }
-  small.append(large.rbegin(), large.rend());
-  for (int64_t u : small)
-    schemes.push_back(SchemeAttr::get(ctx, SchemeKind::hybrid, u));
-  for (SchemeKind kind :
-       {SchemeKind::head_tail, SchemeKind::ring, SchemeKind::zigzag})
-    schemes.push_back(SchemeAttr::get(ctx, kind));
-  return schemes;
-}
-
 std::string formatBytes(double bytes) {
   if (bytes >= 1024.0 * 1024 * 1024)
     return llvm::formatv("{0:F1} GiB", bytes / (1024.0 * 1024 * 1024)).str();
@@ -466,45 +452,42 @@ std::string formatBytes(double bytes) {
 
 } // namespace
 
-SmallVector<SchemeEstimate>
-mlir::cp::estimateSchemes(const AttentionProblem &problem,
-                          const MachineModel &machine) {
+SchemeEstimate mlir::cp::estimateBuiltinScheme(SchemeAttr scheme,
+                                               const AttentionProblem &problem,
+                                               const MachineModel &machine) {
+  assert(!scheme.isPlugin() && scheme.getKind() != SchemeKind::automatic &&
+         "a built-in scheme");
   const AttentionShape &s = problem.shape;
   TimeModel time(problem, machine);
-  SmallVector<SchemeEstimate> estimates;
-  for (SchemeAttr scheme :
-       candidateSchemes(problem.mask.getContext(), s.groupSize)) {
-    SchemeEstimate e;
-    e.scheme = scheme;
-    e.rejection = findSchemeViolation(scheme, s);
-    if (!e.rejection && problem.layout == SequenceLayout::zigzag &&
-        s.localLen % 2 != 0)
-      e.rejection = "the zigzag layout needs an even local length";
-    if (e.rejection) {
-      estimates.push_back(e);
-      continue;
-    }
-    SmallVector<double> pairs = pairsPerRank(scheme, problem);
-    double perPair = 2.0 * s.batch * (s.headDim + s.valueDim);
-    double busiest = *std::max_element(pairs.begin(), pairs.end());
-    double total = 0;
-    for (double x : pairs)
-      total += x;
-    double forwardFlops = perPair * busiest;
-    double meanForwardFlops = perPair * total / pairs.size();
-    double memory = 0;
-    if (problem.costsForward()) {
-      bool withLse = problem.costsBackward();
-      e.flops = forwardFlops;
-      e.meanFlops = meanForwardFlops;
-      e.bytes = bytesSentPerRank(scheme, s, problem.elementBytes,
-                                 problem.layout, problem.mask, withLse);
-      memory = peakMemory(scheme, problem);
-      int64_t schemeBytes = bytesSentPerRank(scheme, s, problem.elementBytes,
-                                             problem.mask, withLse);
-      auto [comm, compute] = time.estimate(scheme, e.flops, schemeBytes);
-      e.commSeconds = comm + time.relayout(scheme, schemeBytes);
-      e.computeSeconds = compute;
+  SchemeEstimate e;
+  e.scheme = scheme;
+  e.rejection = findSchemeViolation(scheme, s);
+  if (!e.rejection && problem.layout == SequenceLayout::zigzag &&
+      s.localLen % 2 != 0)
+    e.rejection = "the zigzag layout needs an even local length";
+  if (e.rejection)
+    return e;
+  SmallVector<double> pairs = pairsPerRank(scheme, problem);
+  double perPair = 2.0 * s.batch * (s.headDim + s.valueDim);
+  double busiest = *std::max_element(pairs.begin(), pairs.end());
+  double total = 0;
+  for (double x : pairs)
+    total += x;
+  double forwardFlops = perPair * busiest;
+  double meanForwardFlops = perPair * total / pairs.size();
+  double memory = 0;
+  if (problem.costsForward()) {
+    bool withLse = problem.costsBackward();
+    e.flops = forwardFlops;
+    e.meanFlops = meanForwardFlops;
+    e.bytes = bytesSentPerRank(scheme, s, problem.elementBytes, problem.layout,
+                               problem.mask, withLse);
+    memory = peakMemory(scheme, problem);
+    int64_t schemeBytes = bytesSentPerRank(scheme, s, problem.elementBytes,
+                                           problem.mask, withLse);
+    auto [comm, compute] = time.estimate(scheme, e.flops, schemeBytes);
+    e.commSeconds = comm + time.relayout(scheme, schemeBytes);
+    e.computeSeconds = compute;
     }
     if (problem.costsBackward()) {
       GradElementBytes sizes{problem.elementBytes, problem.elementBytes,
@@ -543,19 +526,46 @@ mlir::cp::estimateSchemes(const AttentionProblem &problem,
     }
     e.memory = static_cast<int64_t>(memory);
     e.seconds = e.commSeconds + e.computeSeconds;
-    if (e.memory > machine.memory)
-      e.rejection = "needs " + formatBytes(e.memory) +
-                    " per rank, more than the machine's " +
-                    formatBytes(machine.memory);
-    estimates.push_back(e);
-  }
+    rejectMemoryOverrun(e, machine);
+    return e;
+}
+
+SmallVector<int64_t> mlir::cp::hybridDegrees(int64_t p) {
+  // Every divisor 1 < u < p, in increasing order (found up to sqrt(p)).
+  SmallVector<int64_t> small, large;
+  for (int64_t u = 2; u <= p / u; ++u)
+    if (p % u == 0) {
+      small.push_back(u);
+      if (u != p / u)
+        large.push_back(p / u);
+    }
+  small.append(large.rbegin(), large.rend());
+  return small;
+}
+
+SmallVector<SchemeEstimate>
+mlir::cp::estimateSchemes(const AttentionProblem &problem,
+                          const MachineModel &machine) {
+  MLIRContext *context = problem.mask.getContext();
+  SmallVector<SchemeEstimate> estimates;
+  for (const SchemeDefinition *definition : registeredSchemes(context))
+    definition->estimate(context, problem, machine, estimates);
   return estimates;
 }
 
+void mlir::cp::rejectMemoryOverrun(SchemeEstimate &estimate,
+                                   const MachineModel &machine) {
+  if (!estimate.rejection && estimate.memory > machine.memory)
+    estimate.rejection = "needs " + formatBytes(estimate.memory) +
+                         " per rank, more than the machine's " +
+                         formatBytes(machine.memory);
+}
+
 std::string mlir::cp::schemeName(SchemeAttr scheme) {
-  std::string text = stringifySchemeKind(scheme.getKind()).str();
-  if (scheme.getKind() == SchemeKind::hybrid)
-    text += "(" + std::to_string(scheme.getUlyssesDegree()) + ")";
+  std::string text = scheme.getSchemeName().str();
+  if (scheme.getKind() == SchemeKind::hybrid ||
+      (scheme.isPlugin() && scheme.getParameter() != 0))
+    text += "(" + std::to_string(scheme.getParameter()) + ")";
   return text;
 }
 

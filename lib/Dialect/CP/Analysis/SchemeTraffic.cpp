@@ -8,6 +8,7 @@
 
 #include "cp/Dialect/CP/Analysis/SchemeTraffic.h"
 #include "cp/Dialect/CP/Analysis/RingSchedule.h"
+#include "cp/Dialect/CP/IR/SchemeDefinition.h"
 #include "llvm/Support/ErrorHandling.h"
 
 #include <algorithm>
@@ -25,6 +26,14 @@ static int64_t qkvoShardElements(const AttentionShape &s) {
   return s.batch * s.localLen *
          (s.heads * s.headDim + s.kvHeads * s.headDim + s.kvHeads * s.valueDim +
           s.heads * s.valueDim);
+}
+
+/// The registered definition of a plugin scheme; the op verifier has
+/// rejected any scheme without one before bytes are counted.
+static const SchemeDefinition &pluginDefinition(SchemeAttr scheme) {
+  const SchemeDefinition *definition = lookupScheme(scheme);
+  assert(definition && "plugin scheme checked by findSchemeViolation first");
+  return *definition;
 }
 
 /// The K/V shifts a ring or zigzag run needs under `mask` (fewer than P - 1
@@ -48,6 +57,9 @@ int64_t mlir::cp::bytesSentPerRank(SchemeAttr scheme, const AttentionShape &s,
   // The f32 lse of this rank's rows, where the output travels.
   int64_t lseBytes = withLse ? s.batch * s.localLen * s.heads * 4 : 0;
   switch (scheme.getKind()) {
+  case SchemeKind::plugin:
+    return pluginDefinition(scheme).bytesSentPerRank(scheme, s, elementBytes,
+                                                     mask, withLse);
   case SchemeKind::allgather:
     return allGatherKV * elementBytes;
   case SchemeKind::ring:
@@ -141,8 +153,7 @@ int64_t mlir::cp::bytesSentPerRank(SchemeAttr scheme, const AttentionShape &s,
   int64_t inRow = s.heads * s.headDim + s.kvHeads * (s.headDim + s.valueDim);
   int64_t outRow = s.heads * s.valueDim;
   return bytesSentPerRank(scheme, s, elementBytes, mask, withLse) +
-         relayoutBytes(s, layout, schemeLayout(scheme.getKind()),
-                       inRow * elementBytes,
+         relayoutBytes(s, layout, schemeLayout(scheme), inRow * elementBytes,
                        outRow * elementBytes + (withLse ? s.heads * 4 : 0));
 }
 
@@ -203,6 +214,10 @@ int64_t mlir::cp::backwardBytesSentPerRank(SchemeAttr scheme,
     base = (k + v) * shifts * b + (shifts > 0 ? (k + v) * (shifts + 1) * a : 0);
     break;
   }
+  case SchemeKind::plugin:
+    base = pluginDefinition(scheme).backwardBytesSentPerRank(scheme, s, bytes,
+                                                             mask);
+    break;
   default:
     llvm_unreachable("auto is resolved before its bytes are counted");
   }
@@ -213,8 +228,7 @@ int64_t mlir::cp::backwardBytesSentPerRank(SchemeAttr scheme,
                   s.heads * s.valueDim * g + s.heads * 4;
   int64_t outRow = s.heads * s.headDim * dq +
                    s.kvHeads * (s.headDim + s.valueDim) * a;
-  return base + relayoutBytes(s, layout, schemeLayout(scheme.getKind()), inRow,
-                              outRow);
+  return base + relayoutBytes(s, layout, schemeLayout(scheme), inRow, outRow);
 }
 
 int64_t mlir::cp::trainingBytesSentPerRank(SchemeAttr scheme,
@@ -252,8 +266,11 @@ int64_t mlir::cp::trainingBytesSentPerRank(SchemeAttr scheme,
   case SchemeKind::zigzag:
     shared = ringShifts(scheme, s, mask) > 0 ? kv * b : 0;
     shared += relayoutBytes(
-        s, layout, schemeLayout(scheme.getKind()),
+        s, layout, schemeLayout(scheme),
         (s.heads * s.headDim + s.kvHeads * (s.headDim + s.valueDim)) * b, 0);
+    break;
+  case SchemeKind::plugin:
+    // A plugin scheme states no sharing: both passes are counted whole.
     break;
   case SchemeKind::automatic:
     llvm_unreachable("auto is resolved before its bytes are counted");

@@ -8,10 +8,12 @@
 
 #include "cp/Dialect/CP/IR/CPAttrBodies.h"
 #include "cp/Dialect/CP/IR/CPDialect.h"
+#include "cp/Dialect/CP/IR/SchemeDefinition.h"
 #include "cp/Dialect/CP/IR/SchemeOption.h"
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -46,10 +48,13 @@ static ParseResult parseKeywordWithArgument(AsmParser &parser,
 // SchemeAttr
 //===----------------------------------------------------------------------===//
 
-/// The rules on a scheme's parameters: #cp.scheme's verifier, and through
-/// schemeFromKeyword every parser of a scheme.
+/// The rules on a built-in scheme's parameters: #cp.scheme's verifier, and
+/// through schemeFromKeyword every parser of a scheme. A plugin scheme's
+/// parameter is its definition's to check (SchemeDefinition).
 static std::optional<std::string> schemeParameterError(SchemeKind kind,
                                                        int64_t ulyssesDegree) {
+  if (kind == SchemeKind::plugin)
+    return std::nullopt;
   if (kind == SchemeKind::hybrid && ulyssesDegree < 2)
     return "hybrid needs a Ulysses degree u >= 2, got u = " +
            std::to_string(ulyssesDegree) + "; use allgather for u = 1";
@@ -64,10 +69,14 @@ std::optional<SchemeOption> mlir::cp::schemeFromKeyword(StringRef keyword,
                                                         int64_t degree,
                                                         std::string &error) {
   std::optional<SchemeKind> kind = symbolizeSchemeKind(keyword);
-  if (!kind) {
+  if (!kind || *kind == SchemeKind::plugin) {
+    // Any other identifier may name a plugin's scheme; the context that
+    // resolves the option knows whether one does.
+    if (isValidSchemeName(keyword) && keyword != "plugin" && degree >= 0)
+      return SchemeOption::plugin(keyword, degree);
     error = ("unknown scheme '" + keyword +
              "'; expected allgather, ulysses, hybrid(u), head_tail, ring, "
-             "zigzag or auto")
+             "zigzag, auto or the name of a plugin's scheme")
                 .str();
     return std::nullopt;
   }
@@ -92,18 +101,39 @@ SchemeAttr mlir::cp::parseSchemeBody(AsmParser &parser) {
   std::string error;
   std::optional<SchemeOption> scheme =
       schemeFromKeyword(keyword, degree, error);
+  if (scheme && scheme->isPlugin()) {
+    MLIRContext *context = parser.getContext();
+    const SchemeDefinition *definition = lookupPluginScheme(context, keyword);
+    if (!definition)
+      error = unknownSchemeMessage(context, keyword);
+    else if (std::optional<std::string> bad =
+                 definition->checkParameter(degree))
+      error = *bad;
+    if (!error.empty())
+      scheme.reset();
+  }
   if (!scheme) {
     parser.emitError(loc) << error;
     return {};
   }
-  // A scheme schemeFromKeyword accepted always resolves.
+  // A scheme that parsed and names a registered definition always resolves.
   return *scheme->resolve(parser.getContext(), "#cp.scheme");
 }
 
 void mlir::cp::printSchemeBody(AsmPrinter &printer, SchemeAttr scheme) {
-  printer << stringifySchemeKind(scheme.getKind());
-  if (scheme.getKind() == SchemeKind::hybrid)
-    printer << "(" << scheme.getUlyssesDegree() << ")";
+  printer << scheme.getSchemeName();
+  if (scheme.getKind() == SchemeKind::hybrid ||
+      (scheme.isPlugin() && scheme.getParameter() != 0))
+    printer << "(" << scheme.getParameter() << ")";
+}
+
+StringRef SchemeAttr::getSchemeName() const {
+  return isPlugin() ? getName() : stringifySchemeKind(getKind());
+}
+
+SchemeAttr SchemeAttr::getPlugin(MLIRContext *context, StringRef name,
+                                 int64_t parameter) {
+  return get(context, SchemeKind::plugin, parameter, name);
 }
 
 Attribute SchemeAttr::parse(AsmParser &parser, Type) {
@@ -122,7 +152,15 @@ void SchemeAttr::print(AsmPrinter &printer) const {
 }
 
 LogicalResult SchemeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                                 SchemeKind kind, int64_t ulyssesDegree) {
+                                 SchemeKind kind, int64_t ulyssesDegree,
+                                 StringRef name) {
+  if (kind == SchemeKind::plugin && !isValidSchemeName(name))
+    return emitError() << "a plugin scheme needs the name it is registered "
+                          "under, got '"
+                       << name << "'";
+  if (kind != SchemeKind::plugin && !name.empty())
+    return emitError() << "built-in scheme " << stringifySchemeKind(kind)
+                       << " takes no plugin name, got '" << name << "'";
   if (std::optional<std::string> violation =
           schemeParameterError(kind, ulyssesDegree))
     return emitError() << *violation;

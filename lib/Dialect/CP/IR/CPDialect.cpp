@@ -6,6 +6,7 @@
 
 #include "cp/Dialect/CP/IR/CPDialect.h"
 #include "cp/Dialect/CP/IR/CPOps.h"
+#include "cp/Dialect/CP/IR/SchemeDefinition.h"
 #include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cp/Dialect/CP/IR/SchemeConstraints.h"
+#include "cp/Dialect/CP/IR/SchemeDefinition.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
@@ -99,9 +100,37 @@ SequenceLayout mlir::cp::schemeLayout(SchemeKind scheme) {
                                       : SequenceLayout::contiguous;
 }
 
+SequenceLayout mlir::cp::schemeLayout(SchemeAttr scheme) {
+  if (!scheme.isPlugin())
+    return schemeLayout(scheme.getKind());
+  const SchemeDefinition *definition = lookupScheme(scheme);
+  return definition ? definition->getLayout(scheme)
+                    : SequenceLayout::contiguous;
+}
+
+/// A plugin scheme's constraints, each message naming the plugin.
+static std::optional<std::string>
+findPluginViolation(SchemeAttr scheme, const AttentionShape &shape) {
+  const SchemeDefinition *definition = lookupScheme(scheme);
+  if (!definition)
+    return llvm::formatv("no scheme '{0}' is registered; load the plugin "
+                         "that provides it (--load-dialect-plugin)",
+                         scheme.getName())
+        .str();
+  std::optional<std::string> violation =
+      definition->checkParameter(scheme.getParameter());
+  if (!violation)
+    violation = definition->findViolation(scheme, shape);
+  if (!violation)
+    return std::nullopt;
+  return llvm::formatv("{0}: {1}", definition->describe(), *violation).str();
+}
+
 std::optional<std::string>
 mlir::cp::findSchemeViolation(SchemeAttr scheme, const AttentionShape &shape) {
   SchemeKind kind = scheme.getKind();
+  if (kind == SchemeKind::plugin)
+    return findPluginViolation(scheme, shape);
   if (shape.replicatedQueries &&
       (kind == SchemeKind::hybrid || kind == SchemeKind::head_tail ||
        kind == SchemeKind::zigzag))
@@ -124,6 +153,8 @@ mlir::cp::findSchemeViolation(SchemeAttr scheme, const AttentionShape &shape) {
     return checkEvenLocalLength("head_tail", shape);
   case SchemeKind::zigzag:
     return checkEvenLocalLength("zigzag", shape);
+  case SchemeKind::plugin:
+    break;
   }
   llvm_unreachable("unknown scheme kind");
 }

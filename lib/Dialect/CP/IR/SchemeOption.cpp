@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cp/Dialect/CP/IR/SchemeOption.h"
+#include "cp/Dialect/CP/IR/SchemeDefinition.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Location.h"
 
@@ -45,6 +46,24 @@ FailureOr<SchemeAttr> SchemeOption::resolve(MLIRContext *context,
            << user << ": invalid scheme option '" << text << "': " << *invalid;
   if (!kind)
     return SchemeAttr();
+  if (isPlugin()) {
+    std::string reason;
+    if (const SchemeDefinition *definition =
+            lookupPluginScheme(context, pluginName)) {
+      std::optional<std::string> bad =
+          definition->checkParameter(ulyssesDegree);
+      if (!bad)
+        return SchemeAttr::getPlugin(context, pluginName, ulyssesDegree);
+      reason = *bad;
+    } else {
+      reason = unknownSchemeMessage(context, pluginName);
+    }
+    std::string written;
+    llvm::raw_string_ostream os(written);
+    os << *this;
+    return emitError(UnknownLoc::get(context))
+           << user << ": invalid scheme option '" << written << "': " << reason;
+  }
   return SchemeAttr::get(context, *kind, ulyssesDegree);
 }
 
@@ -54,6 +73,12 @@ llvm::raw_ostream &mlir::cp::operator<<(llvm::raw_ostream &os,
     return os << scheme.text;
   if (!scheme.kind)
     return os;
+  if (scheme.isPlugin()) {
+    os << scheme.pluginName;
+    if (scheme.ulyssesDegree != 0)
+      os << "(" << scheme.ulyssesDegree << ")";
+    return os;
+  }
   os << stringifySchemeKind(*scheme.kind);
   if (*scheme.kind == SchemeKind::hybrid)
     os << "(" << scheme.ulyssesDegree << ")";

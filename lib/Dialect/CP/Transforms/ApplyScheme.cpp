@@ -6,15 +6,17 @@
 // ops and collectives, docs/Training.md §3). Scheme
 // constraints come from SchemeConstraints.h, traffic from SchemeTraffic.h;
 // scheme = auto is cp-choose-scheme's to resolve, never this pass's. Each
-// scheme is a SchemeBuilder rewrite (SchemeBuilder.h).
+// scheme, built in or a plugin's, is the SchemeDefinition registered for it
+// (SchemeDefinition.h), whose rewrite builds on SchemeBuilder.h.
 //
 //===----------------------------------------------------------------------===//
 
-#include "SchemeBuilder.h"
 #include "cp/Dialect/CP/Analysis/SchemeTraffic.h"
 #include "cp/Dialect/CP/IR/CPOps.h"
 #include "cp/Dialect/CP/IR/SchemeConstraints.h"
+#include "cp/Dialect/CP/IR/SchemeDefinition.h"
 #include "cp/Dialect/CP/Transforms/Passes.h"
+#include "cp/Dialect/CP/Transforms/SchemeBuilder.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/StringExtras.h"
@@ -28,7 +30,6 @@ namespace cp {
 
 using namespace mlir;
 using namespace mlir::cp;
-using namespace mlir::cp::detail;
 
 namespace {
 
@@ -51,57 +52,11 @@ struct ApplySchemePass : public cp::impl::ApplySchemePassBase<ApplySchemePass> {
   /// Rewrites `op`; returns the scheme applied.
   FailureOr<SchemeAttr> rewrite(AttentionOp op);
   FailureOr<SchemeAttr> rewrite(AttentionGradOp op);
+  /// Adds one to the statistic of `scheme`'s kind.
+  void count(SchemeAttr scheme);
 
   SchemeAttr defaultScheme;
 };
-
-/// The CP group of a hybrid(u) op as an (outer, inner) pair of grid axes.
-/// A 1-D grid of size P is viewed through a derived `(P/u) x u` grid whose
-/// row-major linear index equals the 1-D index, so both name the same ranks.
-static FailureOr<Group> hybridOuterInner(Operation *op,
-                                         FlatSymbolRefAttr gridAttr,
-                                         ArrayRef<int16_t> axes,
-                                         CollectiveBuilder &builder,
-                                         Group &inner, int64_t u) {
-  auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(op, gridAttr);
-  Group outer;
-  if (axes.size() == 2) {
-    int64_t innerSize = grid.getShape()[axes[1]];
-    if (innerSize != u)
-      return op->emitOpError("hybrid(")
-             << u << ") on grid_axes [" << axes[0] << ", " << axes[1]
-             << "] needs the inner axis " << axes[1]
-             << " to have size u = " << u << ", got " << innerSize;
-    outer = {gridAttr, {axes[0]}, grid.getShape()[axes[0]], Value()};
-    inner = {gridAttr, {axes[1]}, u, Value()};
-  } else if (grid.getRank() == 1 && axes.size() == 1) {
-    int64_t p = grid.getShape()[0], rows = p / u;
-    std::string name =
-        (grid.getSymName() + "_hybrid_" + Twine(rows) + "x" + Twine(u)).str();
-    auto derived = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(
-        op, StringAttr::get(op->getContext(), name));
-    if (derived && derived.getShape() != ArrayRef<int64_t>{rows, u})
-      return op->emitOpError("hybrid(")
-             << u << ") needs grid @" << name << " to have shape " << rows
-             << "x" << u << ", but a grid of that name has another shape";
-    if (!derived) {
-      OpBuilder gridBuilder(grid);
-      gridBuilder.setInsertionPointAfter(grid);
-      derived = shard::GridOp::create(gridBuilder, grid.getLoc(), name,
-                                      ArrayRef<int64_t>{rows, u});
-    }
-    auto ref = FlatSymbolRefAttr::get(derived.getSymNameAttr());
-    outer = {ref, {0}, rows, Value()};
-    inner = {ref, {1}, u, Value()};
-  } else {
-    return op->emitOpError("hybrid needs a 1-D grid or two grid axes (outer, "
-                          "inner); got grid_axes of size ")
-           << axes.size() << " on a rank-" << grid.getRank() << " grid";
-  }
-  outer.index = builder.groupIndex(outer.grid, outer.axes, {outer.size});
-  inner.index = builder.groupIndex(inner.grid, inner.axes, {inner.size});
-  return outer;
-}
 
 template <typename ShardedOp>
 FailureOr<std::pair<SchemeAttr, AttentionShape>>
@@ -137,17 +92,15 @@ ApplySchemePass::schemeOf(ShardedOp op) {
   return std::make_pair(scheme, shape);
 }
 
-/// The CP group of `op` with this process's index in it.
-static Group cpGroup(Operation *op, FlatSymbolRefAttr gridAttr,
-                     ArrayRef<int16_t> axes, int64_t groupSize,
-                     CollectiveBuilder &builder) {
-  auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(op, gridAttr);
-  SmallVector<int64_t> axisSizes;
-  for (int16_t axis : axes)
-    axisSizes.push_back(grid.getShape()[axis]);
-  Group cp{gridAttr, SmallVector<int16_t>(axes), groupSize, Value()};
-  cp.index = builder.groupIndex(cp.grid, cp.axes, axisSizes);
-  return cp;
+/// The registered definition of `scheme`, or a diagnostic on `op`.
+static const SchemeDefinition *definitionOf(Operation *op, SchemeAttr scheme) {
+  const SchemeDefinition *definition = lookupScheme(scheme);
+  if (!definition)
+    op->emitOpError("has scheme ")
+        << scheme << ", which no definition is registered for; register "
+        << "cp's schemes with cp::registerAllDialects (and load the plugin "
+           "that provides a plugin scheme)";
+  return definition;
 }
 
 FailureOr<SchemeAttr> ApplySchemePass::rewrite(AttentionGradOp op) {
@@ -163,42 +116,19 @@ FailureOr<SchemeAttr> ApplySchemePass::rewrite(AttentionGradOp op) {
              << v.getType()
              << " for an output, lse, grad_output or gradient; give every "
                 "operand and result of cp.attention_grad a static shape";
-  SchemeKind kind = scheme.getKind();
+  const SchemeDefinition *definition = definitionOf(op, scheme);
+  if (!definition)
+    return failure();
+  if (!definition->hasBackward())
+    return op.emitOpError("cannot use ")
+           << definition->describe()
+           << " for cp.attention_grad: it defines no backward rewrite; use "
+              "a scheme with one (every built-in scheme has one)";
   GradSchemeBuilder builder(op, shape);
   builder.scheme = scheme;
   builder.unrollRing = unrollRing;
-  Group cp{op.getGridAttr(), SmallVector<int16_t>(op.getGridAxes()),
-           shape.groupSize, Value()};
-  SequenceLayout layout = schemeLayout(kind);
-  GradSchemeBuilder::Grads grads;
-  if (kind == SchemeKind::hybrid) {
-    Group inner;
-    FailureOr<Group> outer =
-        hybridOuterInner(op, op.getGridAttr(), op.getGridAxes(), builder,
-                         inner, scheme.getUlyssesDegree());
-    if (failed(outer))
-      return failure();
-    grads = builder.rewriteUlysses(inner, &*outer, builder.operandsIn(cp, layout));
-    ++numHybrid;
-  } else {
-    cp = cpGroup(op, op.getGridAttr(), op.getGridAxes(), shape.groupSize,
-                 builder);
-    GradSchemeBuilder::Operands in = builder.operandsIn(cp, layout);
-    if (kind == SchemeKind::allgather) {
-      grads = builder.rewriteAllGather(cp, in);
-      ++numAllGather;
-    } else if (kind == SchemeKind::head_tail) {
-      grads = builder.rewriteHeadTail(cp, in);
-      ++numHeadTail;
-    } else if (kind == SchemeKind::ring || kind == SchemeKind::zigzag) {
-      grads = builder.rewriteRing(cp, kind == SchemeKind::zigzag, in);
-      ++(kind == SchemeKind::ring ? numRing : numZigzag);
-    } else {
-      grads = builder.rewriteUlysses(cp, /*outer=*/nullptr, in);
-      ++numUlysses;
-    }
-  }
-  builder.finish(cp, grads, layout);
+  if (failed(definition->rewriteGrad(builder)))
+    return failure();
   op.erase();
   return scheme;
 }
@@ -208,61 +138,48 @@ FailureOr<SchemeAttr> ApplySchemePass::rewrite(AttentionOp op) {
   if (failed(resolved))
     return failure();
   auto [scheme, shape] = *resolved;
-  int64_t groupSize = shape.groupSize;
+  const SchemeDefinition *definition = definitionOf(op, scheme);
+  if (!definition)
+    return failure();
   SchemeBuilder builder(op, shape);
   builder.scheme = scheme;
   builder.unrollRing = unrollRing;
-  SchemeKind kind = scheme.getKind();
   int64_t elementBytes = op.getQuery().getType().getElementTypeBitWidth() / 8;
   builder.bytesPerRank =
       bytesSentPerRank(scheme, shape, elementBytes, op.getLayout(),
                        op.getMask(), /*withLse=*/builder.wantsLse());
-
-  Group cp{op.getGridAttr(), SmallVector<int16_t>(op.getGridAxes()), groupSize,
-           Value()};
-
-  SequenceLayout layout = schemeLayout(kind);
-  SchemeBuilder::Result out;
-  if (kind == SchemeKind::hybrid) {
-    Group inner;
-    FailureOr<Group> outer =
-        hybridOuterInner(op, op.getGridAttr(), op.getGridAxes(), builder, inner,
-                         scheme.getUlyssesDegree());
-    if (failed(outer))
-      return failure();
-    builder.convertOperandsTo(cp, layout);
-    out = builder.rewriteUlysses(inner, &*outer);
-    ++numHybrid;
-  } else {
-    cp = cpGroup(op, op.getGridAttr(), op.getGridAxes(), groupSize, builder);
-    builder.convertOperandsTo(cp, layout);
-    switch (kind) {
-    case SchemeKind::allgather:
-      out = builder.rewriteAllGather(cp);
-      ++numAllGather;
-      break;
-    case SchemeKind::ulysses:
-      out = shape.replicatedQueries
-                ? builder.rewriteUlyssesReplicated(cp)
-                : builder.rewriteUlysses(cp, /*outer=*/nullptr);
-      ++numUlysses;
-      break;
-    case SchemeKind::head_tail:
-      out = builder.rewriteHeadTail(cp);
-      ++numHeadTail;
-      break;
-    case SchemeKind::ring:
-    case SchemeKind::zigzag:
-      out = builder.rewriteRing(cp, kind == SchemeKind::zigzag);
-      ++(kind == SchemeKind::ring ? numRing : numZigzag);
-      break;
-    default:
-      llvm_unreachable("auto is rejected above, hybrid handled before");
-    }
-  }
-  builder.finish(cp, out, layout);
+  if (failed(definition->rewrite(builder)))
+    return failure();
   op.erase();
   return scheme;
+}
+
+void ApplySchemePass::count(SchemeAttr scheme) {
+  switch (scheme.getKind()) {
+  case SchemeKind::allgather:
+    ++numAllGather;
+    break;
+  case SchemeKind::ulysses:
+    ++numUlysses;
+    break;
+  case SchemeKind::hybrid:
+    ++numHybrid;
+    break;
+  case SchemeKind::head_tail:
+    ++numHeadTail;
+    break;
+  case SchemeKind::ring:
+    ++numRing;
+    break;
+  case SchemeKind::zigzag:
+    ++numZigzag;
+    break;
+  case SchemeKind::plugin:
+    ++numPlugin;
+    break;
+  case SchemeKind::automatic:
+    break;
+  }
 }
 
 void ApplySchemePass::runOnOperation() {
@@ -291,15 +208,17 @@ void ApplySchemePass::runOnOperation() {
         failedAny = true;
         continue;
       }
-      ++rewritten[stringifySchemeKind(applied->getKind())];
+      count(*applied);
+      ++rewritten[applied->getSchemeName()];
     }
     if (reportRewrites && !ops.empty()) {
       InFlightDiagnostic remark = func.emitRemark("cp-apply-scheme rewrote ")
                                   << ops.size() << " cp.attention:";
-      for (StringRef kind :
-           {"allgather", "ulysses", "hybrid", "head_tail", "ring", "zigzag"})
-        if (rewritten.count(kind))
-          remark << " " << kind << " = " << rewritten[kind];
+      for (const SchemeDefinition *definition :
+           registeredSchemes(func.getContext()))
+        if (rewritten.count(definition->getName()))
+          remark << " " << definition->getName() << " = "
+                 << rewritten[definition->getName()];
     }
   });
   if (failedAny)

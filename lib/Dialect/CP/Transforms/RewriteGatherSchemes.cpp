@@ -5,12 +5,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "SchemeBuilder.h"
+#include "cp/Dialect/CP/Transforms/SchemeBuilder.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
 using namespace mlir::cp;
-using namespace mlir::cp::detail;
 
 SchemeBuilder::Result SchemeBuilder::rewriteAllGather(const Group &cp) {
   Value k = allGather(cp, key, kSeqDim);

@@ -13,13 +13,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "SchemeBuilder.h"
 #include "cp/Dialect/CP/Analysis/SchemeTraffic.h"
+#include "cp/Dialect/CP/Transforms/SchemeBuilder.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
 using namespace mlir::cp;
-using namespace mlir::cp::detail;
 
 GradSchemeBuilder::Operands GradSchemeBuilder::operandsIn(const Group &g,
                                                           SequenceLayout to) {

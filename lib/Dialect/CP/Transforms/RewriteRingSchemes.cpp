@@ -5,12 +5,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "SchemeBuilder.h"
+#include "cp/Dialect/CP/Transforms/SchemeBuilder.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
 using namespace mlir::cp;
-using namespace mlir::cp::detail;
 
 /// Ring attention: P steps; at step s this rank holds the K/V of group rank
 /// (r - s) mod P, attends its queries to it with the log-sum-exp, and merges

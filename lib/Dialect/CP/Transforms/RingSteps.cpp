@@ -7,14 +7,13 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "SchemeBuilder.h"
 #include "cp/Dialect/CP/Analysis/StructuredMask.h"
+#include "cp/Dialect/CP/Transforms/SchemeBuilder.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
 using namespace mlir::cp;
-using namespace mlir::cp::detail;
 
 RingSteps::RingSteps(CollectiveBuilder &builder, const Group &cp,
                      MaskAttr mask, bool zigzag, bool unroll)

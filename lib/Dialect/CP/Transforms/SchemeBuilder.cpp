@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "SchemeBuilder.h"
+#include "cp/Dialect/CP/Transforms/SchemeBuilder.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -16,7 +16,6 @@
 
 using namespace mlir;
 using namespace mlir::cp;
-using namespace mlir::cp::detail;
 
 Value CollectiveBuilder::groupIndex(FlatSymbolRefAttr grid, ArrayRef<int16_t> axes,
                                 ArrayRef<int64_t> axisSizes) {
@@ -29,6 +28,64 @@ Value CollectiveBuilder::groupIndex(FlatSymbolRefAttr grid, ArrayRef<int16_t> ax
     linear = arith::AddIOp::create(b, loc, mul(linear, axisSizes[i + 1]),
                                    coordinate);
   return linear;
+}
+
+const Group &CollectiveBuilder::cpGroup() {
+  if (shardedGroup.index)
+    return shardedGroup;
+  auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(
+      sharded, shardedGroup.grid);
+  SmallVector<int64_t> axisSizes;
+  for (int16_t axis : shardedGroup.axes)
+    axisSizes.push_back(grid.getShape()[axis]);
+  shardedGroup.index =
+      groupIndex(shardedGroup.grid, shardedGroup.axes, axisSizes);
+  return shardedGroup;
+}
+
+LogicalResult CollectiveBuilder::hybridGroups(int64_t u, Group &outer,
+                                              Group &inner) {
+  FlatSymbolRefAttr gridAttr = shardedGroup.grid;
+  ArrayRef<int16_t> axes = shardedGroup.axes;
+  auto grid =
+      SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(sharded, gridAttr);
+  if (axes.size() == 2) {
+    int64_t innerSize = grid.getShape()[axes[1]];
+    if (innerSize != u)
+      return sharded->emitOpError("hybrid(")
+             << u << ") on grid_axes [" << axes[0] << ", " << axes[1]
+             << "] needs the inner axis " << axes[1]
+             << " to have size u = " << u << ", got " << innerSize;
+    outer = {gridAttr, {axes[0]}, grid.getShape()[axes[0]], Value()};
+    inner = {gridAttr, {axes[1]}, u, Value()};
+  } else if (grid.getRank() == 1 && axes.size() == 1) {
+    int64_t p = grid.getShape()[0], rows = p / u;
+    std::string name =
+        (grid.getSymName() + "_hybrid_" + Twine(rows) + "x" + Twine(u)).str();
+    auto derived = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(
+        sharded, StringAttr::get(sharded->getContext(), name));
+    if (derived && derived.getShape() != ArrayRef<int64_t>{rows, u})
+      return sharded->emitOpError("hybrid(")
+             << u << ") needs grid @" << name << " to have shape " << rows
+             << "x" << u << ", but a grid of that name has another shape";
+    if (!derived) {
+      OpBuilder gridBuilder(grid);
+      gridBuilder.setInsertionPointAfter(grid);
+      derived = shard::GridOp::create(gridBuilder, grid.getLoc(), name,
+                                      ArrayRef<int64_t>{rows, u});
+    }
+    auto ref = FlatSymbolRefAttr::get(derived.getSymNameAttr());
+    outer = {ref, {0}, rows, Value()};
+    inner = {ref, {1}, u, Value()};
+  } else {
+    return sharded->emitOpError(
+               "hybrid needs a 1-D grid or two grid axes (outer, "
+               "inner); got grid_axes of size ")
+           << axes.size() << " on a rank-" << grid.getRank() << " grid";
+  }
+  outer.index = groupIndex(outer.grid, outer.axes, {outer.size});
+  inner.index = groupIndex(inner.grid, inner.axes, {inner.size});
+  return success();
 }
 
 Value CollectiveBuilder::slice(Value v, int64_t dim, OpFoldResult offset,

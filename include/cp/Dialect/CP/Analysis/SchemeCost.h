@@ -108,13 +108,30 @@ struct SchemeEstimate {
   bool usable() const { return !rejection; }
 };
 
-/// Every scheme for `problem`: allgather, ulysses, hybrid(u) for each
-/// 1 < u < P dividing P, head_tail, ring, zigzag; rejected ones carry the
-/// violated constraint or the memory overrun.
+/// The estimates every scheme registered in the problem's context gives
+/// (SchemeDefinition::estimate), built-ins first: allgather, ulysses,
+/// hybrid(u) for each 1 < u < P dividing P, head_tail, ring, zigzag, then
+/// the plugins'. Rejected ones carry the violated constraint or the memory
+/// overrun.
 SmallVector<SchemeEstimate> estimateSchemes(const AttentionProblem &problem,
                                             const MachineModel &machine);
 
-/// "allgather", "hybrid(2)", "auto": the scheme as written in op syntax.
+/// The estimate of one built-in scheme (not auto) on `machine`, by the
+/// formulas of docs/Schemes.md. A plugin scheme may start from the built-in
+/// it resembles and adjust the figures.
+SchemeEstimate estimateBuiltinScheme(SchemeAttr scheme,
+                                     const AttentionProblem &problem,
+                                     const MachineModel &machine);
+
+/// The hybrid degrees worth costing on P ranks: every 1 < u < P dividing
+/// P, in increasing order.
+SmallVector<int64_t> hybridDegrees(int64_t groupSize);
+
+/// Rejects `estimate` when its memory exceeds the machine's.
+void rejectMemoryOverrun(SchemeEstimate &estimate, const MachineModel &machine);
+
+/// "allgather", "hybrid(2)", "auto", a plugin's "name(3)": the scheme as
+/// written in op syntax.
 std::string schemeName(SchemeAttr scheme);
 
 /// The usable estimate with the least time (ties: fewer bytes, then the

@@ -19,7 +19,8 @@ def CP_SchemeKind : I32EnumAttr<"SchemeKind", "context-parallel scheme", [
     I32EnumAttrCase<"head_tail", 3>,
     I32EnumAttrCase<"ring", 4>,
     I32EnumAttrCase<"zigzag", 5>,
-    I32EnumAttrCase<"automatic", 6, "auto">
+    I32EnumAttrCase<"automatic", 6, "auto">,
+    I32EnumAttrCase<"plugin", 7>
   ]> {
   let cppNamespace = "::mlir::cp";
   let genSpecializedAttr = 0;
@@ -77,27 +78,47 @@ class CP_Attr<string name, string attrMnemonic, list<Trait> traits = []>
 def CP_SchemeAttr : CP_Attr<"Scheme", "scheme"> {
   let summary = "How a cp.attention is parallelized over its CP group";
   let description = [{
-    One of `allgather`, `ulysses`, `hybrid(u)`, `head_tail`, `ring`,
-    `zigzag` or `auto`. `hybrid` carries its Ulysses degree `u`, the size of
-    the inner (all-to-all) axis of the `(P/u) x u` process grid; no other
-    scheme takes a parameter.
+    One of the built-in schemes `allgather`, `ulysses`, `hybrid(u)`,
+    `head_tail`, `ring`, `zigzag` or `auto`, or the name of a scheme a
+    plugin registered with the dialect (kind `plugin`, see
+    docs/SchemePlugins.md), with an optional integer parameter `name(n)`
+    whose meaning is the plugin's. `hybrid` carries its Ulysses degree `u`,
+    the size of the inner (all-to-all) axis of the `(P/u) x u` process
+    grid; no other built-in scheme takes a parameter.
+
+    A plugin scheme's name is looked up when the attribute is parsed or
+    built: IR naming one parses only where its plugin is loaded.
 
     ```mlir
     #cp.scheme<allgather>
     #cp.scheme<hybrid(2)>
+    #cp.scheme<head_chunked_allgather(2)>  // with its plugin loaded
     ```
   }];
   let parameters = (ins
     EnumParameter<CP_SchemeKind>:$kind,
-    DefaultValuedParameter<"int64_t", "0">:$ulysses_degree
+    DefaultValuedParameter<"int64_t", "0">:$ulysses_degree,
+    StringRefParameter<"a plugin scheme's name", "\"\"">:$name
   );
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
   let builders = [
-    AttrBuilder<(ins "SchemeKind":$kind), [{
-      return $_get($_ctxt, kind, 0);
+    AttrBuilder<(ins "SchemeKind":$kind, CArg<"int64_t", "0">:$ulysses_degree), [{
+      return $_get($_ctxt, kind, ulysses_degree, "");
     }]>
   ];
+  let extraClassDeclaration = [{
+    bool isPlugin() const { return getKind() == SchemeKind::plugin; }
+    /// The integer in `name(n)`: hybrid's Ulysses degree, or a plugin
+    /// scheme's parameter (0 when absent).
+    int64_t getParameter() const { return getUlyssesDegree(); }
+    /// The scheme's name as written: the built-in keyword or the plugin
+    /// scheme's name (without the parameter).
+    ::llvm::StringRef getSchemeName() const;
+    /// A plugin scheme `name` or `name(parameter)`.
+    static SchemeAttr getPlugin(::mlir::MLIRContext *context,
+                                ::llvm::StringRef name, int64_t parameter);
+  }];
 }
 
 def CP_MaskAttr : CP_Attr<"Mask", "mask"> {

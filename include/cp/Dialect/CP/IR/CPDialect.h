@@ -15,6 +15,13 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Dialect.h"
 
+#include <memory>
+#include <vector>
+
+namespace mlir::cp {
+class SchemeDefinition;
+} // namespace mlir::cp
+
 #include "cp/Dialect/CP/IR/CPOpsDialect.h.inc"
 
 #include "cp/Dialect/CP/IR/CPEnums.h.inc"

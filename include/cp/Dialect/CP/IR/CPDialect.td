@@ -43,6 +43,10 @@ def CP_Dialect : Dialect {
   let extraClassDeclaration = [{
     void registerAttributes();
     void registerTypes();
+
+    /// The schemes registered with this dialect (SchemeDefinition.h): the
+    /// built-ins, then those of plugins, in order of registration.
+    std::vector<std::unique_ptr<::mlir::cp::SchemeDefinition>> schemes;
   }];
 }
 

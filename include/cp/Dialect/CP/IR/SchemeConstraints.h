@@ -44,10 +44,13 @@ struct AttentionShape {
 /// for every other scheme. An op in the other layout is converted with
 /// cp.relayout around the scheme.
 SequenceLayout schemeLayout(SchemeKind scheme);
+/// The same for any scheme: a plugin scheme's layout is its definition's.
+SequenceLayout schemeLayout(SchemeAttr scheme);
 
 /// Returns the first constraint of `scheme` that `shape` violates, as a
 /// sentence naming the scheme, the rule, the numbers and a fix; or
-/// std::nullopt when the scheme applies.
+/// std::nullopt when the scheme applies. A plugin scheme's come from its
+/// registered definition and name the plugin (or say none is registered).
 std::optional<std::string> findSchemeViolation(SchemeAttr scheme,
                                                const AttentionShape &shape);
 

@@ -29,6 +29,15 @@ public:
   SchemeOption(SchemeKind kind, int64_t ulyssesDegree = 0)
       : kind(kind), ulyssesDegree(ulyssesDegree) {}
 
+  /// A plugin scheme's name (and parameter), resolved against the schemes
+  /// registered in the context that resolves the option.
+  static SchemeOption plugin(llvm::StringRef name, int64_t parameter) {
+    SchemeOption option(SchemeKind::plugin, parameter);
+    option.pluginName = name.str();
+    return option;
+  }
+  bool isPlugin() const { return kind == SchemeKind::plugin; }
+
   /// `text` as a scheme ("" gives the empty option); an invalid option
   /// that keeps `text` and the reason when it names none.
   static SchemeOption parse(llvm::StringRef text);
@@ -37,14 +46,14 @@ public:
   bool empty() const { return !kind && !invalid; }
   bool isAuto() const { return kind == SchemeKind::automatic; }
   /// The scheme as an attribute (null when empty). For text that names no
-  /// scheme, emits "<user>: invalid scheme option '<text>': <reason>" and
-  /// fails.
+  /// scheme (or a plugin scheme `context` has not registered), emits
+  /// "<user>: invalid scheme option '<text>': <reason>" and fails.
   FailureOr<SchemeAttr> resolve(MLIRContext *context,
                                 llvm::StringRef user) const;
 
   bool operator==(const SchemeOption &other) const {
     return kind == other.kind && ulyssesDegree == other.ulyssesDegree &&
-           text == other.text;
+           pluginName == other.pluginName && text == other.text;
   }
   bool operator!=(const SchemeOption &other) const { return !(*this == other); }
 
@@ -55,6 +64,7 @@ public:
 private:
   std::optional<SchemeKind> kind;
   int64_t ulyssesDegree = 0;
+  std::string pluginName;
   /// For an invalid option: the text given and why it names no scheme.
   std::string text;
   std::optional<std::string> invalid;

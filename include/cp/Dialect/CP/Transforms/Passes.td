@@ -72,7 +72,8 @@ def ApplySchemePass : Pass<"cp-apply-scheme", "ModuleOp"> {
     Statistic<"numHybrid", "hybrid", "cp.attention ops rewritten with hybrid">,
     Statistic<"numHeadTail", "head_tail", "cp.attention ops rewritten with head_tail">,
     Statistic<"numRing", "ring", "cp.attention ops rewritten with ring">,
-    Statistic<"numZigzag", "zigzag", "cp.attention ops rewritten with zigzag">
+    Statistic<"numZigzag", "zigzag", "cp.attention ops rewritten with zigzag">,
+    Statistic<"numPlugin", "plugin", "cp.attention ops rewritten with a plugin's scheme">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -1,14 +1,16 @@
 //===- SchemeBuilder.h - the ops that replace one cp.attention --*- C++ -*-===//
 //
-// What cp-apply-scheme builds schemes from: process groups, collectives,
-// slices and local attentions at global offsets. The rewrite* members are
-// the schemes, in RewriteGatherSchemes.cpp and RewriteRingSchemes.cpp; the
-// backward's are in RewriteGradSchemes.cpp.
+// What schemes are built from: process groups, collectives, slices and
+// local attentions at global offsets. A SchemeDefinition's rewrite receives
+// a SchemeBuilder (or a GradSchemeBuilder) for one op; this header is the
+// API plugins build their schemes with (docs/SchemePlugins.md). The
+// rewrite* members are the built-in schemes, in RewriteGatherSchemes.cpp
+// and RewriteRingSchemes.cpp; the backward's are in RewriteGradSchemes.cpp.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef CP_LIB_DIALECT_CP_TRANSFORMS_SCHEMEBUILDER_H
-#define CP_LIB_DIALECT_CP_TRANSFORMS_SCHEMEBUILDER_H
+#ifndef CP_DIALECT_CP_TRANSFORMS_SCHEMEBUILDER_H
+#define CP_DIALECT_CP_TRANSFORMS_SCHEMEBUILDER_H
 
 #include "cp/Dialect/CP/Analysis/RingSchedule.h"
 #include "cp/Dialect/CP/IR/CPOps.h"
@@ -16,7 +18,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
 
-namespace mlir::cp::detail {
+namespace mlir::cp {
 
 constexpr int64_t kHeadsDim = 1;
 constexpr int64_t kSeqDim = 2;
@@ -34,8 +36,23 @@ struct Group {
 /// the forward or the backward) builds from, inserted before `op`.
 class CollectiveBuilder {
 public:
-  CollectiveBuilder(Operation *op, const AttentionShape &shape)
-      : b(op), loc(op->getLoc()), shape(shape) {}
+  /// For the sharded op `op` over the `shape.groupSize` processes of
+  /// `axes` of `grid`.
+  CollectiveBuilder(Operation *op, const AttentionShape &shape,
+                    FlatSymbolRefAttr grid, ArrayRef<int16_t> axes)
+      : b(op), loc(op->getLoc()), shape(shape),
+        sharded(op), shardedGroup{grid, SmallVector<int16_t>(axes),
+                                  shape.groupSize, Value()} {}
+
+  /// The sharded op's CP group with this process's index in it (built on
+  /// the first call, before the op).
+  const Group &cpGroup();
+  /// The CP group as hybrid(u) sees it, an `outer` group of P/u processes
+  /// and an `inner` one of u, each with this process's index. Two grid
+  /// axes are (outer, inner); a 1-D grid of size P is viewed through a
+  /// derived `(P/u) x u` grid (created next to it) whose row-major index
+  /// equals the 1-D one. Fails with a diagnostic on the op otherwise.
+  LogicalResult hybridGroups(int64_t u, Group &outer, Group &inner);
 
   Value index(int64_t value) {
     return arith::ConstantIndexOp::create(b, loc, value);
@@ -140,6 +157,10 @@ public:
   OpBuilder b;
   Location loc;
   AttentionShape shape;
+  /// The op being replaced.
+  Operation *sharded;
+  /// Its CP group; the index is null until cpGroup() builds it.
+  Group shardedGroup;
 };
 
 /// The steps of ring and zigzag, shared by the forward and the backward
@@ -169,11 +190,10 @@ public:
   /// decided here where it is the same on every rank), std::nullopt inside
   /// the loop. `visible` is null where the pair is visible on every rank,
   /// else an i1 computed at run time.
-  void forEachPair(
-      Value source, std::optional<int64_t> step,
-      function_ref<void(int64_t qc, int64_t kc, Value qStart, Value kStart,
-                        Value visible)>
-          visit);
+  void forEachPair(Value source, std::optional<int64_t> step,
+                   function_ref<void(int64_t qc, int64_t kc, Value qStart,
+                                     Value kStart, Value visible)>
+                       visit);
   /// `compute()`'s values (of `types`) where `visible` holds and
   /// `skipped()`'s elsewhere (one scf.if); `compute()`'s alone when
   /// `visible` is null.
@@ -181,9 +201,9 @@ public:
                              function_ref<SmallVector<Value>()> compute,
                              function_ref<SmallVector<Value>()> skipped);
 
-  using StepBody = function_ref<SmallVector<Value>(
-      Value source, std::optional<int64_t> step, bool last,
-      ValueRange carried)>;
+  using StepBody =
+      function_ref<SmallVector<Value>(Value source, std::optional<int64_t> step,
+                                      bool last, ValueRange carried)>;
   /// Emits the steps: the first and the last on their own (the step a
   /// constant), the ones between as one scf.for carrying `carried` (or,
   /// unrolled, each on its own), so that the IR does not grow with P.
@@ -213,8 +233,9 @@ private:
 class SchemeBuilder : public CollectiveBuilder {
 public:
   SchemeBuilder(AttentionOp op, const AttentionShape &shape)
-      : CollectiveBuilder(op, shape), op(op), query(op.getQuery()),
-        key(op.getKey()), value(op.getValue()), mask(op.getExplicitMask()) {}
+      : CollectiveBuilder(op, shape, op.getGridAttr(), op.getGridAxes()),
+        op(op), query(op.getQuery()), key(op.getKey()), value(op.getValue()),
+        mask(op.getExplicitMask()) {}
 
   /// The operands in the scheme's layout: Q, K, V and a mask with a local
   /// query extent are converted when the op's layout differs.
@@ -287,7 +308,8 @@ public:
 class GradSchemeBuilder : public CollectiveBuilder {
 public:
   GradSchemeBuilder(AttentionGradOp op, const AttentionShape &shape)
-      : CollectiveBuilder(op, shape), op(op) {}
+      : CollectiveBuilder(op, shape, op.getGridAttr(), op.getGridAxes()),
+        op(op) {}
 
   struct Grads {
     Value dq, dk, dv;
@@ -326,6 +348,6 @@ public:
   bool unrollRing = false;
 };
 
-} // namespace mlir::cp::detail
+} // namespace mlir::cp
 
-#endif // CP_LIB_DIALECT_CP_TRANSFORMS_SCHEMEBUILDER_H
+#endif // CP_DIALECT_CP_TRANSFORMS_SCHEMEBUILDER_H
