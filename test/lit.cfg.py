@@ -23,6 +23,10 @@ config.substitutions.append(
     ("%stock_mlir_opt", os.path.join(config.llvm_tools_dir, "mlir-opt")))
 config.substitutions.append(
     ("%cp_plugin", os.path.join(config.cp_obj_root, "lib", "CPPlugin.so")))
+# The out-of-tree scheme plugin of test/SchemePlugin.
+config.substitutions.append(
+    ("%cp_example_schemes",
+     os.path.join(config.cp_obj_root, "lib", "CPExampleSchemes.so")))
 # The external-project test builds with this build's compiler (and ccache
 # when this build uses it).
 config.substitutions.append(("%cxx_compiler", config.cxx_compiler))
