@@ -101,3 +101,32 @@ func.func @block(%q: tensor<1x2x64x8xf32>, %k: tensor<1x2x64x8xf32>,
       : tensor<1x2x64x8xf32>, tensor<1x2x64x8xf32>, tensor<1x2x64x8xf32> -> tensor<1x2x64x8xf32>
   return %o : tensor<1x2x64x8xf32>
 }
+
+// -----
+
+shard.grid @seq(shape = 2)
+
+// The backward: Q, K, V, O, lse and dO split along the sequence give dQ,
+// dK and dV the same split, and the whole local gradient becomes
+// cp.attention_grad on the shards (a scheme's backward runs later).
+// CHECK-LABEL: func @backward
+// CHECK-SAME: (%[[Q:.*]]: tensor<1x4x16x8xf32>, %[[K:.*]]: tensor<1x2x16x8xf32>, %[[V:.*]]: tensor<1x2x16x8xf32>, %[[O:.*]]: tensor<1x4x16x8xf32>, %[[LSE:.*]]: tensor<1x4x16xf32>, %[[DO:.*]]: tensor<1x4x16x8xf32>)
+// CHECK-NOT: shard.all_gather
+// CHECK: %[[DQ:.*]], %[[DK:.*]], %[[DV:.*]] = cp.attention_grad %[[Q]], %[[K]], %[[V]], %[[O]], %[[LSE]], %[[DO]] on @seq grid_axes = [0] mask = causal : {{.*}} -> tensor<1x4x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>
+// CHECK: return %[[DQ]], %[[DK]], %[[DV]]
+func.func @backward(%q: tensor<1x4x32x8xf32>, %k: tensor<1x2x32x8xf32>, %v: tensor<1x2x32x8xf32>,
+                    %o: tensor<1x4x32x8xf32>, %lse: tensor<1x4x32xf32>, %do: tensor<1x4x32x8xf32>)
+    -> (tensor<1x4x32x8xf32>, tensor<1x2x32x8xf32>, tensor<1x2x32x8xf32>) {
+  %s = shard.sharding @seq split_axes = [[], [], [0]] : !shard.sharding
+  %q1 = shard.shard %q to %s : tensor<1x4x32x8xf32>
+  %k1 = shard.shard %k to %s : tensor<1x2x32x8xf32>
+  %v1 = shard.shard %v to %s : tensor<1x2x32x8xf32>
+  %o1 = shard.shard %o to %s : tensor<1x4x32x8xf32>
+  %lse1 = shard.shard %lse to %s : tensor<1x4x32xf32>
+  %do1 = shard.shard %do to %s : tensor<1x4x32x8xf32>
+  %c0 = arith.constant 0 : index
+  %dq, %dk, %dv = cp.local_attention_grad %q1, %k1, %v1, %o1, %lse1, %do1 offsets(%c0, %c0) mask = causal
+      : tensor<1x4x32x8xf32>, tensor<1x2x32x8xf32>, tensor<1x2x32x8xf32>, tensor<1x4x32x8xf32>, tensor<1x4x32xf32>, tensor<1x4x32x8xf32>
+      -> tensor<1x4x32x8xf32>, tensor<1x2x32x8xf32>, tensor<1x2x32x8xf32>
+  return %dq, %dk, %dv : tensor<1x4x32x8xf32>, tensor<1x2x32x8xf32>, tensor<1x2x32x8xf32>
+}

@@ -1,14 +1,16 @@
-//===- ShardingInterfaceImpl.cpp - cp.local_attention in upstream sharding ===//
+//===- ShardingInterfaceImpl.cpp - cp's local attention in upstream sharding =//
 //
-// upstream's ShardingInterface for cp.local_attention over a whole sequence
-// (offsets 0). Its one loop that may be sharded is the sequence: dim 2 of
-// Q, K, V and the output (and of the lse), which context parallelism
-// splits alike. sharding-propagation learns that from any of them;
-// shard-partition replaces a sequence-sharded op by cp.attention on the
-// shards, on the grid axes the sequence is split over, so that a cp scheme
-// (cp-choose-scheme, cp-apply-scheme) moves K/V instead of the partitioner
-// gathering every operand. The mod operands (segment ids and the like, read
-// at global positions) stay whole on every process. docs/Sharding.md.
+// upstream's ShardingInterface for cp.local_attention and
+// cp.local_attention_grad over a whole sequence (offsets 0). Their one loop
+// that may be sharded is the sequence: dim 2 of Q, K, V and the output and
+// lse (and, for the backward, of dO, dQ, dK and dV), which context
+// parallelism splits alike. sharding-propagation learns that from any of
+// them; shard-partition replaces a sequence-sharded op by cp.attention
+// (cp.attention_grad) on the shards, on the grid axes the sequence is split
+// over, so that a cp scheme (cp-choose-scheme, cp-apply-scheme) moves K/V
+// instead of the partitioner gathering every operand. The mod operands
+// (segment ids and the like, read at global positions) stay whole on every
+// process. docs/Sharding.md.
 //
 //===----------------------------------------------------------------------===//
 
@@ -67,13 +69,63 @@ sequenceAxes(Operation *op, const Sharding &sharding, StringRef what) {
   return axes;
 }
 
-/// Q, K, V: the operands split along the sequence; the mod operands and
-/// offsets are not.
-bool isSequenceOperand(unsigned operandNumber) { return operandNumber < 3; }
+/// What differs between the forward's and the backward's model: which
+/// operands and results are split along the sequence (the leading ones; the
+/// offsets, explicit mask and mod operands are not), their names in
+/// diagnostics, and the sharded op that replaces a partitioned one.
+template <typename LocalOp> struct ShardedForm;
 
+template <> struct ShardedForm<LocalAttentionOp> {
+  static constexpr const char *operands[] = {"Q", "K", "V"};
+  static constexpr const char *results[] = {"the output", "the lse"};
+
+  static Operation *create(OpBuilder &b, LocalAttentionOp op,
+                           TypeRange resultTypes, ArrayRef<Value> sharded,
+                           ValueRange modOperands, FlatSymbolRefAttr grid,
+                           DenseI16ArrayAttr gridAxes) {
+    MLIRContext *ctx = op->getContext();
+    return AttentionOp::create(
+        b, op->getLoc(), resultTypes, sharded[0], sharded[1], sharded[2],
+        /*explicit_mask=*/Value(), modOperands, grid, gridAxes,
+        op.getMaskAttr(),
+        SequenceLayoutAttr::get(ctx, SequenceLayout::contiguous),
+        QueryPlacementAttr::get(ctx, QueryPlacement::sharded),
+        /*scheme=*/SchemeAttr(), op.getScaleAttr());
+  }
+};
+
+template <> struct ShardedForm<LocalAttentionGradOp> {
+  static constexpr const char *operands[] = {"Q",          "K",       "V",
+                                             "the output", "the lse", "dO"};
+  static constexpr const char *results[] = {"dQ", "dK", "dV"};
+
+  static Operation *create(OpBuilder &b, LocalAttentionGradOp op,
+                           TypeRange resultTypes, ArrayRef<Value> sharded,
+                           ValueRange modOperands, FlatSymbolRefAttr grid,
+                           DenseI16ArrayAttr gridAxes) {
+    MLIRContext *ctx = op->getContext();
+    return AttentionGradOp::create(
+        b, op->getLoc(), resultTypes, sharded[0], sharded[1], sharded[2],
+        sharded[3], sharded[4], sharded[5], /*explicit_mask=*/Value(),
+        modOperands, grid, gridAxes, op.getMaskAttr(),
+        SequenceLayoutAttr::get(ctx, SequenceLayout::contiguous),
+        /*scheme=*/SchemeAttr(), op.getScaleAttr());
+  }
+};
+
+template <typename LocalOp>
 struct LocalAttentionSharding
-    : public ShardingInterface::ExternalModel<LocalAttentionSharding,
-                                              LocalAttentionOp> {
+    : public ShardingInterface::ExternalModel<LocalAttentionSharding<LocalOp>,
+                                              LocalOp> {
+  using Form = ShardedForm<LocalOp>;
+  static constexpr unsigned kSequenceOperands = std::size(Form::operands);
+
+  /// The operands split along the sequence; the offsets, the explicit mask
+  /// and the mod operands are not.
+  static bool isSequenceOperand(unsigned operandNumber) {
+    return operandNumber < kSequenceOperands;
+  }
+
   SmallVector<utils::IteratorType> getLoopIteratorTypes(Operation *) const {
     // batch, heads, sequence (queries, keys and values alike), head dim.
     return SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel);
@@ -109,12 +161,11 @@ struct LocalAttentionSharding
       axes = *seq;
       return success();
     };
-    const char *names[] = {"Q", "K", "V"};
-    for (unsigned i = 0; i < 3 && i < operands.size(); ++i)
-      if (failed(consider(operands[i], names[i])))
+    for (unsigned i = 0; i < kSequenceOperands && i < operands.size(); ++i)
+      if (failed(consider(operands[i], Form::operands[i])))
         return failure();
     for (auto [i, sharding] : llvm::enumerate(results))
-      if (failed(consider(sharding, i == 0 ? "the output" : "the lse")))
+      if (failed(consider(sharding, Form::results[i])))
         return failure();
     return std::make_pair(grid, axes);
   }
@@ -122,7 +173,7 @@ struct LocalAttentionSharding
   /// Whether a sequence-split `attention` can become cp.attention: the
   /// whole attention (offsets 0, no head offset) without an explicit mask.
   /// With `report`, says why not on the op.
-  static bool isWholeAttention(LocalAttentionOp attention, bool report) {
+  static bool isWholeAttention(LocalOp attention, bool report) {
     auto fail = [&](StringRef why) {
       if (report)
         attention.emitOpError("is split along the sequence but ") << why;
@@ -160,7 +211,7 @@ struct LocalAttentionSharding
     auto common =
         commonSequenceSharding(nullptr, operandShardings, resultShardings);
     if (succeeded(common) && common->first &&
-        isWholeAttention(cast<LocalAttentionOp>(op), /*report=*/false)) {
+        isWholeAttention(cast<LocalOp>(op), /*report=*/false)) {
       loops[kSequenceDim] = common->second;
       grid = common->first;
     }
@@ -221,7 +272,7 @@ struct LocalAttentionSharding
                           IRMapping &partitionMap,
                           SymbolTableCollection &symbolTable,
                           OpBuilder &builder) const {
-    auto attention = cast<LocalAttentionOp>(op);
+    auto attention = cast<LocalOp>(op);
     auto common = commonSequenceSharding(op, operandShardings, resultShardings);
     if (failed(common))
       return failure();
@@ -239,23 +290,17 @@ struct LocalAttentionSharding
     SmallVector<Type> resultTypes;
     for (auto [result, sharding] : llvm::zip(op->getResults(), resultShardings))
       resultTypes.push_back(shardType(result.getType(), gridOp, sharding));
-    // Operands: Q, K, V, then (offsets, head_offset and explicit_mask are
-    // absent or zero here) the mod operands.
+    // Operands: the sequence ones, then (offsets, head_offset and
+    // explicit_mask are absent or zero here) the mod operands.
     ValueRange modOperands = ValueRange(partitionedOperands)
                                  .take_back(attention.getModOperands().size());
     SmallVector<int16_t> gridAxes(axes.begin(), axes.end());
-    MLIRContext *ctx = op->getContext();
-    auto sharded = AttentionOp::create(
-        builder, op->getLoc(), resultTypes, partitionedOperands[0],
-        partitionedOperands[1], partitionedOperands[2],
-        /*explicit_mask=*/Value(), modOperands, grid,
-        DenseI16ArrayAttr::get(ctx, gridAxes), attention.getMaskAttr(),
-        SequenceLayoutAttr::get(ctx, SequenceLayout::contiguous),
-        QueryPlacementAttr::get(ctx, QueryPlacement::sharded),
-        /*scheme=*/SchemeAttr(), attention.getScaleAttr());
+    Operation *sharded = Form::create(
+        builder, attention, resultTypes, partitionedOperands, modOperands, grid,
+        DenseI16ArrayAttr::get(op->getContext(), gridAxes));
     IRMapping regions;
-    attention.getMaskMod().cloneInto(&sharded.getMaskMod(), regions);
-    attention.getScoreMod().cloneInto(&sharded.getScoreMod(), regions);
+    attention.getMaskMod().cloneInto(&sharded->getRegion(0), regions);
+    attention.getScoreMod().cloneInto(&sharded->getRegion(1), regions);
     partitionMap.map(op->getResults(), sharded->getResults());
     return success();
   }
@@ -266,6 +311,9 @@ struct LocalAttentionSharding
 void mlir::cp::registerShardingInterfaceExternalModels(
     DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *ctx, CPDialect *) {
-    LocalAttentionOp::attachInterface<LocalAttentionSharding>(*ctx);
+    LocalAttentionOp::attachInterface<LocalAttentionSharding<LocalAttentionOp>>(
+        *ctx);
+    LocalAttentionGradOp::attachInterface<
+        LocalAttentionSharding<LocalAttentionGradOp>>(*ctx);
   });
 }
