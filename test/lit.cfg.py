@@ -48,6 +48,7 @@ tools = [
     ToolSubst("cp-capi-test", unresolved="fatal"),
     ToolSubst("cp-unit-structured-mask-pairs", unresolved="fatal"),
     ToolSubst("cp-unit-reference-gradient", unresolved="fatal"),
+    ToolSubst("cp-unit-mma-fragments", unresolved="fatal"),
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.with_environment("PATH", config.cp_tools_dir, append_path=True)
