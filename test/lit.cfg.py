@@ -85,6 +85,8 @@ except OSError:
 # Without them those tests report UNSUPPORTED, never PASS.
 if config.cp_enable_cuda.upper() in ("ON", "TRUE", "1"):
     config.available_features.add("cuda")
+    config.substitutions.append(
+        ("%ptxas", os.path.join(config.cuda_bin_dir, "ptxas")))
     smi = shutil.which("nvidia-smi")
     if smi and subprocess.run([smi, "-L"], capture_output=True).returncode == 0:
         config.available_features.add("gpu")
