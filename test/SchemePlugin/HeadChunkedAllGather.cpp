@@ -65,18 +65,20 @@ public:
         .str();
   }
 
-  /// allgather's: every rank receives every other rank's K/V once.
-  int64_t bytesSentPerRank(SchemeAttr, const AttentionShape &s,
-                           int64_t elementBytes, MaskAttr,
-                           bool) const override {
-    return kvElements(s) * (s.groupSize - 1) * elementBytes;
+  /// allgather's, group by group: every rank receives every other rank's
+  /// K/V once (and, in the backward, sends dK/dV back once).
+  int64_t bytesSentPerRank(SchemeAttr scheme, const AttentionShape &s,
+                           int64_t elementBytes, MaskAttr mask,
+                           bool withLse) const override {
+    return cp::bytesSentPerRank(allGather(scheme), s, elementBytes, mask,
+                                withLse);
   }
-  /// K/V gathered again, dK/dV reduce-scattered.
-  int64_t backwardBytesSentPerRank(SchemeAttr, const AttentionShape &s,
+  int64_t backwardBytesSentPerRank(SchemeAttr scheme, const AttentionShape &s,
                                    const GradElementBytes &bytes,
-                                   MaskAttr) const override {
-    return kvElements(s) * (s.groupSize - 1) *
-           (bytes.operand + bytes.gradKeyValue);
+                                   MaskAttr mask) const override {
+    return cp::backwardBytesSentPerRank(allGather(scheme), s, bytes,
+                                        SequenceLayout::contiguous,
+                                        /*kvReused=*/false, mask);
   }
 
   LogicalResult rewrite(SchemeBuilder &b) const override;
@@ -95,7 +97,9 @@ public:
       SchemeEstimate e = estimateBuiltinScheme(
           SchemeAttr::get(context, SchemeKind::allgather), problem, machine);
       e.scheme = SchemeAttr::getPlugin(context, getName(), c);
-      if (!e.rejection || e.rejection->find("per rank") != std::string::npos) {
+      // An estimate rejected by a constraint has no figures (memory 0); one
+      // rejected for memory is judged again with the smaller buffer.
+      if (e.memory > 0) {
         double gathered = static_cast<double>(s.batch) * s.globalLen() *
                           s.kvHeads * (s.headDim + s.valueDim) *
                           problem.elementBytes;
@@ -111,8 +115,8 @@ public:
   }
 
 private:
-  static int64_t kvElements(const AttentionShape &s) {
-    return s.batch * s.localLen * s.kvHeads * (s.headDim + s.valueDim);
+  static SchemeAttr allGather(SchemeAttr scheme) {
+    return SchemeAttr::get(scheme.getContext(), SchemeKind::allgather);
   }
 };
 

@@ -20,6 +20,7 @@
 #include "cp/Dialect/CP/Analysis/SchemeTraffic.h"
 #include "cp/Dialect/CP/Analysis/StructuredMask.h"
 #include "cp/Dialect/CP/IR/SchemeDefinition.h"
+#include "cp/Dialect/CP/IR/SchemeOption.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -562,10 +563,10 @@ void mlir::cp::rejectMemoryOverrun(SchemeEstimate &estimate,
 }
 
 std::string mlir::cp::schemeName(SchemeAttr scheme) {
-  std::string text = scheme.getSchemeName().str();
-  if (scheme.getKind() == SchemeKind::hybrid ||
-      (scheme.isPlugin() && scheme.getParameter() != 0))
-    text += "(" + std::to_string(scheme.getParameter()) + ")";
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  printSchemeSpelling(os, scheme.getKind(), scheme.getName(),
+                      scheme.getParameter());
   return text;
 }
 

@@ -102,15 +102,11 @@ SchemeAttr mlir::cp::parseSchemeBody(AsmParser &parser) {
   std::optional<SchemeOption> scheme =
       schemeFromKeyword(keyword, degree, error);
   if (scheme && scheme->isPlugin()) {
-    MLIRContext *context = parser.getContext();
-    const SchemeDefinition *definition = lookupPluginScheme(context, keyword);
-    if (!definition)
-      error = unknownSchemeMessage(context, keyword);
-    else if (std::optional<std::string> bad =
-                 definition->checkParameter(degree))
+    if (std::optional<std::string> bad =
+            checkPluginScheme(parser.getContext(), keyword, degree)) {
       error = *bad;
-    if (!error.empty())
       scheme.reset();
+    }
   }
   if (!scheme) {
     parser.emitError(loc) << error;
@@ -121,10 +117,8 @@ SchemeAttr mlir::cp::parseSchemeBody(AsmParser &parser) {
 }
 
 void mlir::cp::printSchemeBody(AsmPrinter &printer, SchemeAttr scheme) {
-  printer << scheme.getSchemeName();
-  if (scheme.getKind() == SchemeKind::hybrid ||
-      (scheme.isPlugin() && scheme.getParameter() != 0))
-    printer << "(" << scheme.getParameter() << ")";
+  printSchemeSpelling(printer.getStream(), scheme.getKind(), scheme.getName(),
+                      scheme.getParameter());
 }
 
 StringRef SchemeAttr::getSchemeName() const {

@@ -93,6 +93,15 @@ const SchemeDefinition *mlir::cp::lookupScheme(SchemeAttr scheme) {
   return nullptr;
 }
 
+std::optional<std::string> mlir::cp::checkPluginScheme(MLIRContext *context,
+                                                       StringRef name,
+                                                       int64_t parameter) {
+  const SchemeDefinition *definition = lookupPluginScheme(context, name);
+  if (!definition)
+    return unknownSchemeMessage(context, name);
+  return definition->checkParameter(parameter);
+}
+
 SmallVector<const SchemeDefinition *>
 mlir::cp::registeredSchemes(MLIRContext *context) {
   SmallVector<const SchemeDefinition *> builtins, plugins;

@@ -47,22 +47,15 @@ FailureOr<SchemeAttr> SchemeOption::resolve(MLIRContext *context,
   if (!kind)
     return SchemeAttr();
   if (isPlugin()) {
-    std::string reason;
-    if (const SchemeDefinition *definition =
-            lookupPluginScheme(context, pluginName)) {
-      std::optional<std::string> bad =
-          definition->checkParameter(ulyssesDegree);
-      if (!bad)
-        return SchemeAttr::getPlugin(context, pluginName, ulyssesDegree);
-      reason = *bad;
-    } else {
-      reason = unknownSchemeMessage(context, pluginName);
-    }
+    std::optional<std::string> bad =
+        checkPluginScheme(context, pluginName, ulyssesDegree);
+    if (!bad)
+      return SchemeAttr::getPlugin(context, pluginName, ulyssesDegree);
     std::string written;
     llvm::raw_string_ostream os(written);
     os << *this;
     return emitError(UnknownLoc::get(context))
-           << user << ": invalid scheme option '" << written << "': " << reason;
+           << user << ": invalid scheme option '" << written << "': " << *bad;
   }
   return SchemeAttr::get(context, *kind, ulyssesDegree);
 }
@@ -73,16 +66,17 @@ llvm::raw_ostream &mlir::cp::operator<<(llvm::raw_ostream &os,
     return os << scheme.text;
   if (!scheme.kind)
     return os;
-  if (scheme.isPlugin()) {
-    os << scheme.pluginName;
-    if (scheme.ulyssesDegree != 0)
-      os << "(" << scheme.ulyssesDegree << ")";
-    return os;
-  }
-  os << stringifySchemeKind(*scheme.kind);
-  if (*scheme.kind == SchemeKind::hybrid)
-    os << "(" << scheme.ulyssesDegree << ")";
+  printSchemeSpelling(os, *scheme.kind, scheme.pluginName,
+                      scheme.ulyssesDegree);
   return os;
+}
+
+void mlir::cp::printSchemeSpelling(llvm::raw_ostream &os, SchemeKind kind,
+                                   StringRef pluginName, int64_t parameter) {
+  bool plugin = kind == SchemeKind::plugin;
+  os << (plugin ? pluginName : stringifySchemeKind(kind));
+  if (kind == SchemeKind::hybrid || (plugin && parameter != 0))
+    os << "(" << parameter << ")";
 }
 
 bool llvm::cl::parser<SchemeOption>::parse(Option &, StringRef,

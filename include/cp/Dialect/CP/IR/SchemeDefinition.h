@@ -128,6 +128,12 @@ const SchemeDefinition *lookupScheme(SchemeAttr scheme);
 /// The plugin scheme registered as `name`; null when none is.
 const SchemeDefinition *lookupPluginScheme(MLIRContext *context,
                                            llvm::StringRef name);
+/// What is wrong with the plugin scheme `name(parameter)` in `context`: no
+/// scheme of that name is registered (unknownSchemeMessage), or its
+/// definition rejects the parameter; std::nullopt when it is valid.
+std::optional<std::string> checkPluginScheme(MLIRContext *context,
+                                             llvm::StringRef name,
+                                             int64_t parameter);
 /// Every registered definition, built-ins first, each group in order of
 /// registration.
 llvm::SmallVector<const SchemeDefinition *>

@@ -73,6 +73,13 @@ private:
 llvm::raw_ostream &operator<<(llvm::raw_ostream &os,
                               const SchemeOption &scheme);
 
+/// Writes a scheme as ops and options spell it: the built-in keyword or
+/// the plugin scheme's `pluginName`, then `(parameter)` for hybrid and for
+/// a plugin scheme with a nonzero parameter. The one spelling of #cp.scheme,
+/// SchemeOption and the cost model's names.
+void printSchemeSpelling(llvm::raw_ostream &os, SchemeKind kind,
+                         llvm::StringRef pluginName, int64_t parameter);
+
 /// The scheme `keyword` (with `(degree)`, 0 when absent) names, under the
 /// rules of #cp.scheme; std::nullopt with `error` set otherwise. Shared by
 /// the attribute's parser and SchemeOption::parse.
