@@ -49,6 +49,7 @@ tools = [
     ToolSubst("cp-unit-structured-mask-pairs", unresolved="fatal"),
     ToolSubst("cp-unit-reference-gradient", unresolved="fatal"),
     ToolSubst("cp-unit-mma-fragments", unresolved="fatal"),
+    ToolSubst("cp-gpu-emulate", unresolved="fatal"),
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.with_environment("PATH", config.cp_tools_dir, append_path=True)

@@ -53,6 +53,8 @@ void mlir::cp::buildNVVMLoweringPipeline(OpPassManager &pm,
   tiles.tileQ = options.tileQ;
   tiles.tileKv = options.tileKv;
   tiles.threadsPerRow = options.threadsPerRow;
+  tiles.kernel = options.kernel;
+  tiles.chip = options.chip;
   pm.addPass(createLowerLocalAttentionToGPUPass(tiles));
   pm.addPass(createPlaceBuffersOnGPUPass());
   pm.addPass(createConvertLinalgToParallelLoopsPass());
@@ -85,6 +87,7 @@ void mlir::cp::buildNVVMLoweringPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  kernels.addPass(createConvertNVGPUToNVVMPass());
   kernels.addPass(createConvertGpuOpsToNVVMOps());
   kernels.addPass(createCanonicalizerPass());
   kernels.addPass(createCSEPass());

@@ -1,6 +1,8 @@
 // cp-lower-local-attention-to-gpu: one gpu.launch per local attention, a
 // block per (query tile, head, batch), 4 threads per query row.
-// RUN: cp-opt %s -cp-lower-local-attention-to-gpu -canonicalize -cse -split-input-file -verify-diagnostics | FileCheck %s
+// The SIMT kernel (kernel=simt); lower-local-attention-to-gpu-mma.mlir has
+// the tensor-core one.
+// RUN: cp-opt %s -cp-lower-local-attention-to-gpu=kernel=simt -canonicalize -cse -split-input-file -verify-diagnostics | FileCheck %s
 // RUN: not cp-opt %s -cp-lower-local-attention-to-gpu=threads-per-row=3 -split-input-file 2>&1 | FileCheck %s --check-prefix=OPTIONS
 // OPTIONS: error: cp-lower-local-attention-to-gpu: threads-per-row must be a power of two between 1 and 32, got 3
 // RUN: not cp-opt %s -cp-lower-local-attention-to-gpu=tile-q=70 -split-input-file 2>&1 | FileCheck %s --check-prefix=TILES

@@ -21,6 +21,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cp/Conversion/AttentionCommon/MmaFragments.h"
+#include "cp/TestSupport/PtxIsa.h"
 
 #include <algorithm>
 #include <array>
@@ -33,21 +34,18 @@ using namespace mlir::cp::mma;
 
 namespace {
 
-// The PTX ISA ("Matrix Fragments for mma.m16n8k16 with floating point
-// type"), g = lane / 4, t = lane % 4.
+// The PTX ISA's layouts (PtxIsa.h), as Positions.
 Position isaA(int lane, int i) {
-  int g = lane / 4, t = lane % 4;
-  int row = (i < 2 || (i >= 4 && i < 6)) ? g : g + 8;
-  int col = t * 2 + (i & 1) + (i >= 4 ? 8 : 0);
-  return {row, col};
+  cp::ptx::RowCol p = cp::ptx::mmaA(lane, i);
+  return {p.row, p.col};
 }
 Position isaB(int lane, int i) {
-  int g = lane / 4, t = lane % 4;
-  return {t * 2 + (i & 1) + (i >= 2 ? 8 : 0), g};
+  cp::ptx::RowCol p = cp::ptx::mmaB(lane, i);
+  return {p.row, p.col};
 }
 Position isaC(int lane, int i) {
-  int g = lane / 4, t = lane % 4;
-  return {i < 2 ? g : g + 8, t * 2 + (i & 1)};
+  cp::ptx::RowCol p = cp::ptx::mmaC(lane, i);
+  return {p.row, p.col};
 }
 
 /// A row-major matrix in "shared memory".
@@ -57,10 +55,8 @@ struct Tile {
   float at(int r, int c) const { return data[r * cols + c]; }
 };
 
-/// ldmatrix.sync.aligned.m8n8.x4.b16: lane 8m + r gives the address of row
-/// r of matrix m (here: a (row, col) of `tile`, 8 consecutive elements).
-/// Without .trans, thread T receives elements (T/4, 2(T%4) + j) of matrix m
-/// in register m; with .trans, elements (2(T%4) + j, T/4).
+/// ldmatrix.sync.aligned.m8n8.x4.b16 on `tile` (PtxIsa.h): each lane
+/// gives `address(lane)` relative to (row0, col0).
 using Fragment = std::array<float, 8>; // 4 registers x 2 halves
 std::array<Fragment, kWarpSize> ldmatrixX4(const Tile &tile, int row0, int col0,
                                            Position (*address)(int),
@@ -74,10 +70,10 @@ std::array<Fragment, kWarpSize> ldmatrixX4(const Tile &tile, int row0, int col0,
   for (int lane = 0; lane < kWarpSize; ++lane)
     for (int m = 0; m < 4; ++m)
       for (int j = 0; j < 2; ++j) {
-        int r = trans ? 2 * (lane % 4) + j : lane / 4;
-        int c = trans ? lane / 4 : 2 * (lane % 4) + j;
-        Position start = rowStart[8 * m + r];
-        out[lane][2 * m + j] = tile.at(start.row, start.col + c);
+        cp::ptx::LdmatrixSource src =
+            cp::ptx::ldmatrixSource(lane, m, j, trans);
+        Position start = rowStart[src.source];
+        out[lane][2 * m + j] = tile.at(start.row, start.col + src.element);
       }
   return out;
 }
@@ -172,9 +168,10 @@ int main(int argc, char **argv) {
   // ldmatrix.x4 at the header's addresses; mma into two n8 accumulators.
   std::array<std::array<Accumulator, kWarpSize>, 2> s{};
   for (int slab = 0; slab < d / kK; ++slab) {
-    auto a = ldmatrixX4(q, 0, slab * kK, ldmatrixAddressA, /*trans=*/false);
+    auto a =
+        ldmatrixX4(q, 0, slab * kK, ldmatrixAddressA<int>, /*trans=*/false);
     auto kb =
-        ldmatrixX4(k, 0, slab * kK, ldmatrixAddressBRows, /*trans=*/false);
+        ldmatrixX4(k, 0, slab * kK, ldmatrixAddressBRows<int>, /*trans=*/false);
     for (int nTile = 0; nTile < 2; ++nTile)
       mma(a, bOfTile(kb, nTile), s[nTile]);
   }
@@ -226,7 +223,7 @@ int main(int argc, char **argv) {
       AccumulatorSlot slot = accumulatorForA(i);
       p[lane][i] = s[slot.nTile][lane][slot.reg];
     }
-  auto vb = ldmatrixX4(v, 0, 0, ldmatrixAddressBColumnsTrans,
+  auto vb = ldmatrixX4(v, 0, 0, ldmatrixAddressBColumnsTrans<int>,
                        /*trans=*/!broken);
   std::array<std::array<Accumulator, kWarpSize>, 2> o{};
   for (int nTile = 0; nTile < 2; ++nTile)

@@ -221,6 +221,20 @@ def LowerLocalAttentionToGPUPass : Pass<"cp-lower-local-attention-to-gpu"> {
     D and Dv must be static (they size workgroup memory). `tile-kv = 0`
     picks the largest tile up to 64 that fits `shared-memory-bytes`.
 
+    `kernel=mma` (the default, `auto`, on sm_80 and newer) lowers the
+    forward to the tensor-core kernel instead (docs/GPU.md, "The
+    tensor-core kernel"): 4 warps own 64 query rows; Q.K^T and P.V run on
+    `mma.sync.m16n8k16` (f16/bf16 in, f32 accumulate) with operands from
+    `nvgpu.ldmatrix` (`.trans` for V); K/V tiles of 64 keys are staged by
+    `nvgpu.device_async_copy` (cp.async) two deep in dynamic workgroup
+    memory; the online softmax runs on the accumulators, and P becomes the
+    A operand of P.V in registers. Masks, mods, explicit masks, biases,
+    lse, GQA and Dv != D (MLA) are all handled as in the SIMT kernel. An op
+    it cannot take (f32 or mixed element types, D or Dv not a multiple of
+    16 or over 128, a non-contiguous memref) gets the SIMT kernel; under
+    `kernel=mma` a remark on the op names the reason. The backward is SIMT
+    either way.
+
     `cp.buffer.local_attention_grad` becomes two SIMT launches of
     `grad-threads` threads per block that recompute P from the forward's
     lse (docs/GPU.md, "The backward kernels"): one thread per key row
@@ -253,14 +267,24 @@ def LowerLocalAttentionToGPUPass : Pass<"cp-lower-local-attention-to-gpu"> {
            "Workgroup memory budget per block (static shared memory)">,
     Option<"gradThreads", "grad-threads", "int64_t", /*default=*/"128",
            "Threads per block of the backward's kernels (a multiple of 32, "
-           "at most 1024)">
+           "at most 1024)">,
+    Option<"kernel", "kernel", "std::string", /*default=*/"\"auto\"",
+           "Forward kernel: simt, mma (mma.sync tensor cores, sm_80+) or "
+           "auto (mma where the chip and the op allow it, else simt)">,
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
+           "The GPU the kernels are for (sm_XY); kernel=auto and mma need "
+           "sm_80 or newer for the tensor-core kernel">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::gpu::GPUDialect",
+    "::mlir::LLVM::LLVMDialect",
     "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect",
-    "::mlir::scf::SCFDialect"
+    "::mlir::NVVM::NVVMDialect",
+    "::mlir::nvgpu::NVGPUDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"
   ];
 }
 

@@ -140,6 +140,11 @@ struct NVVMLoweringOptions : public PassPipelineOptions<NVVMLoweringOptions> {
       *this, "threads-per-row",
       llvm::cl::desc("cp-lower-local-attention-to-gpu threads-per-row"),
       llvm::cl::init(4)};
+  PassOptions::Option<std::string> kernel{
+      *this, "kernel",
+      llvm::cl::desc("Forward attention kernel: auto (mma on sm_80+, else "
+                     "simt), mma (mma.sync tensor cores) or simt"),
+      llvm::cl::init("auto")};
 
   static std::string defaultToolkit();
   static std::string defaultLibdevice();

@@ -11,6 +11,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "LowerLocalAttentionGradToGPU.h"
+#include "MmaAttentionKernel.h"
+#include "ScoreMasking.h"
 #include "cp/Conversion/AttentionCommon/AttentionBuilder.h"
 #include "cp/Conversion/AttentionCommon/LowerBufferAttentions.h"
 #include "cp/Conversion/AttentionCommon/ModFunctions.h"
@@ -34,6 +36,7 @@ namespace cp {
 
 using namespace mlir;
 using namespace mlir::cp;
+using mlir::cp::detail::ScoreTile;
 
 namespace {
 
@@ -215,73 +218,11 @@ void GpuAttentionLowering::emitKernelBody(gpu::LaunchOp launch,
     Value kFirst = add(kvOffset, k0);
     Value cut = buildTileIsCut(b, loc, mask, tiles, kFirst,
                                sub(add(kFirst, rows), idx(1)));
-    Value explicitMask = op.getExplicitMask();
-    for (int64_t u = 0; u < U; ++u) {
-      Value keyValid = lessThan(keys[u], rows);
-      Value allowed = keyValid;
-      // Regions see in-bounds positions only (a thread past the last
-      // row or key evaluates them at the first one; its score is
-      // masked anyway).
-      auto modArgs = [&]() {
-        Value qPos = add(qFirst, select(rowValid, row, idx(0)));
-        Value kPos = add(kFirst, select(keyValid, keys[u], idx(0)));
-        SmallVector<Value> args{batch, globalHead, qPos, kPos};
-        llvm::append_range(args, op.getModOperands());
-        return args;
-      };
-      if (mods.scoreMod) {
-        SmallVector<Value> args{scores[u]};
-        llvm::append_range(args, modArgs());
-        scores[u] = emitModFunction(b, mods.scoreMod, args);
-      }
-      if (mods.evaluatesMaskMod())
-        allowed = andI(allowed, emitModFunction(b, mods.maskMod, modArgs()));
-      if (cut) {
-        Value structured = buildMaskAllows(b, loc, mask, add(qFirst, row),
-                                           add(kFirst, keys[u]));
-        allowed = andI(
-            allowed,
-            arith::OrIOp::create(
-                b, loc,
-                arith::XOrIOp::create(
-                    b, loc, cut, arith::ConstantIntOp::create(b, loc, 1, 1)),
-                structured));
-      }
-      if (explicitMask) {
-        auto maskType = cast<MemRefType>(explicitMask.getType());
-        SmallVector<Value> at;
-        if (maskType.getRank() == 4) {
-          auto broadcast =
-              [&](int64_t d, Value i) {
-                Value isOne =
-                    arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                          dim(explicitMask, d), idx(1));
-                return select(isOne, idx(0), i);
-              };
-          at = {broadcast(0, batch), broadcast(1, head)};
-        }
-        at.append({add(q0, row), add(k0, keys[u])});
-        Value inBounds = andI(rowValid, keyValid);
-        if (maskType.getElementType().isInteger(1)) {
-          auto ifOp =
-              scf::IfOp::create(
-                  b, loc, inBounds,
-                  [&](OpBuilder &, Location) {
-                    scf::YieldOp::create(b, loc, load(explicitMask, at));
-                  },
-                  [&](OpBuilder &, Location) {
-                    scf::YieldOp::create(
-                        b, loc,
-                        arith::ConstantIntOp::create(b, loc, 0, 1).getResult());
-                  });
-          allowed = andI(allowed, ifOp.getResult(0));
-        } else {
-          scores[u] =
-              fadd(scores[u], guardedLoadF32(inBounds, explicitMask, at, zero));
-        }
-      }
-      scores[u] = select(allowed, scores[u], negInf);
-    }
+    ScoreTile scoreTile{op, &mods,  batch, head,   globalHead,
+                        q0, qFirst, k0,    kFirst, cut};
+    for (int64_t u = 0; u < U; ++u)
+      scores[u] = scoreTile.apply(b, loc, scores[u], row, keys[u], rowValid,
+                                  lessThan(keys[u], rows));
 
     // Online softmax across the row's R threads.
     Value tileMax = scores[0];
@@ -444,6 +385,49 @@ struct LowerLocalAttentionToGPUPass
     return t;
   }
 
+  /// simt; mma (the tensor-core kernel where an op allows it); auto (mma
+  /// on sm_80 and newer, else simt).
+  enum class KernelChoice { simt, mma, autoMma };
+  FailureOr<KernelChoice> parseKernelChoice() {
+    // sm_XY or sm_XYa: the compute capability XY.
+    int64_t capability = 0;
+    StringRef digits = StringRef(chip).drop_front(3).rtrim('a');
+    if (!StringRef(chip).starts_with("sm_") ||
+        digits.getAsInteger(10, capability)) {
+      getOperation()->emitError("cp-lower-local-attention-to-gpu: chip must "
+                                "be sm_XY (for example sm_80 or sm_90a), "
+                                "got '")
+          << chip << "'";
+      return failure();
+    }
+    bool tensorCores = capability >= 80;
+    if (kernel == "simt")
+      return KernelChoice::simt;
+    if (kernel == "auto")
+      return tensorCores ? KernelChoice::autoMma : KernelChoice::simt;
+    if (kernel == "mma") {
+      if (tensorCores)
+        return KernelChoice::mma;
+      getOperation()->emitError("cp-lower-local-attention-to-gpu: kernel=mma "
+                                "needs sm_80 or newer (cp.async, ldmatrix "
+                                "and bf16 mma.sync), got chip=")
+          << chip << "; use kernel=simt";
+      return failure();
+    }
+    if (kernel == "wgmma") {
+      getOperation()->emitError(
+          "cp-lower-local-attention-to-gpu: kernel=wgmma (warpgroup MMA "
+          "with TMA loads, sm_90a) is not implemented; kernel=mma runs "
+          "mma.sync tensor cores on sm_90 too (docs/GPU.md, \"Why no wgmma "
+          "kernel\")");
+      return failure();
+    }
+    getOperation()->emitError("cp-lower-local-attention-to-gpu: kernel must "
+                              "be auto, simt or mma, got '")
+        << kernel << "'";
+    return failure();
+  }
+
   void runOnOperation() override {
     int64_t r = threadsPerRow;
     if (r <= 0 || r > 32 || (r & (r - 1)) != 0) {
@@ -464,7 +448,19 @@ struct LowerLocalAttentionToGPUPass
           << "), and tile-kv a multiple of threads-per-row (got " << tkv << ")";
       return signalPassFailure();
     }
+    FailureOr<KernelChoice> choice = parseKernelChoice();
+    if (failed(choice))
+      return signalPassFailure();
     auto lowerOne = [&](BufferLocalAttentionOp op) -> LogicalResult {
+      if (*choice != KernelChoice::simt) {
+        std::string reason = cp::detail::mmaKernelUnsupportedReason(op);
+        if (reason.empty()) {
+          cp::detail::lowerLocalAttentionToMmaKernel(op);
+          return success();
+        }
+        if (*choice == KernelChoice::mma)
+          op.emitRemark("uses the SIMT kernel, not kernel=mma: ") << reason;
+      }
       FailureOr<GpuTiles> tiles = tilesFor(op);
       if (failed(tiles))
         return failure();

@@ -29,18 +29,22 @@ constexpr int kWarpSize = 32;
 /// mma.sync.m16n8k16: A is M x K, B is K x N, C/D is M x N.
 constexpr int kM = 16, kN = 8, kK = 16;
 
-struct Position {
-  int row, col;
-};
+/// A (row, col) pair. The functions below are templates over the lane's
+/// type: `int` in the CPU test, an IR index value in the GPU lowering
+/// (MmaAttentionKernel.cpp), so that both read the same formulas. They use
+/// only `lane / c`, `lane % c`, `x * c` and `+`.
+template <typename I> struct PositionOf { I row, col; };
+using Position = PositionOf<int>;
 
 /// The lane's quad (group of 4 lanes) and its index in it.
-constexpr int groupOf(int lane) { return lane / 4; }
-constexpr int indexInGroup(int lane) { return lane % 4; }
+template <typename I> constexpr I groupOf(I lane) { return lane / 4; }
+template <typename I> constexpr I indexInGroup(I lane) { return lane % 4; }
 
 /// The (row, col) of the 16x8 f32 accumulator that register `i` (0..3) of
 /// `lane` holds: rows g and g + 8 of quad g, two adjacent columns per lane.
-constexpr Position accumulatorPosition(int lane, int i) {
-  return {groupOf(lane) + 8 * (i / 2), 2 * indexInGroup(lane) + i % 2};
+template <typename I>
+constexpr PositionOf<I> accumulatorPosition(I lane, int i) {
+  return {groupOf(lane) + 8 * (i / 2), indexInGroup(lane) * 2 + i % 2};
 }
 
 /// The row offset (within a 16-row tile) and column offset (within 16
@@ -48,27 +52,28 @@ constexpr Position accumulatorPosition(int lane, int i) {
 /// ldmatrix.x4 to load a 16x16 A tile stored row-major (Q). The four 8x8
 /// matrices are, in register order: rows 0-7 cols 0-7, rows 8-15 cols 0-7,
 /// rows 0-7 cols 8-15, rows 8-15 cols 8-15: a0a1, a2a3, a4a5, a6a7.
-constexpr Position ldmatrixAddressA(int lane) {
-  int matrix = lane / 8;
-  return {lane % 8 + 8 * (matrix % 2), 8 * (matrix / 2)};
+template <typename I> constexpr PositionOf<I> ldmatrixAddressA(I lane) {
+  I matrix = lane / 8;
+  return {lane % 8 + (matrix % 2) * 8, (matrix / 2) * 8};
 }
 
 /// The same for the B operands of two n8 tiles over one k16 slab, from a
 /// tile stored with n as rows and k as columns (K for S = Q K^T: keys x
 /// head dim), loaded without .trans. Registers: n-tile 0 k 0-7, n-tile 0
 /// k 8-15, n-tile 1 k 0-7, n-tile 1 k 8-15 (b0b1 and b2b3 of each tile).
-constexpr Position ldmatrixAddressBRows(int lane) {
-  int matrix = lane / 8;
-  return {lane % 8 + 8 * (matrix / 2), 8 * (matrix % 2)};
+template <typename I> constexpr PositionOf<I> ldmatrixAddressBRows(I lane) {
+  I matrix = lane / 8;
+  return {lane % 8 + (matrix / 2) * 8, (matrix % 2) * 8};
 }
 
 /// The same for B stored with k as rows and n as columns (V for O = P V:
 /// keys x value dim), loaded with .trans. Registers as for
 /// ldmatrixAddressBRows: n-tile 0 k 0-7, n-tile 0 k 8-15, n-tile 1 k 0-7,
 /// n-tile 1 k 8-15; the row offset is along k, the column offset along n.
-constexpr Position ldmatrixAddressBColumnsTrans(int lane) {
-  int matrix = lane / 8;
-  return {lane % 8 + 8 * (matrix % 2), 8 * (matrix / 2)};
+template <typename I>
+constexpr PositionOf<I> ldmatrixAddressBColumnsTrans(I lane) {
+  I matrix = lane / 8;
+  return {lane % 8 + (matrix % 2) * 8, (matrix / 2) * 8};
 }
 
 /// Where A-fragment element `i` (0..7) of P comes from when P's 16 columns
