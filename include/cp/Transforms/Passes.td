@@ -158,4 +158,27 @@ def DistinctResultBuffersPass
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def TensorCoreLaunchBoundsPass
+    : Pass<"cp-tensor-core-launch-bounds", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Ask ptxas for registers over occupancy in tensor-core kernels";
+  let description = [{
+    Sets `nvvm.minctasm = 1` (PTX `.minnctapersm 1`) on every kernel
+    `gpu.func` that issues `nvvm.mma.sync`, unless it already has one. The
+    tensor-core attention kernel keeps Q fragments, scores and output
+    accumulators in registers (docs/GPU.md, "The tensor-core kernel");
+    with only the `.maxntid 128` the outlining gives it, ptxas may cap it
+    at 168 registers to fit a third block per SM and spill instead. One
+    resident block is what the kernel is designed for, as FlashAttention's
+    `__launch_bounds__(128, 1)` states. Other kernels are left alone.
+
+    ```mlir
+    gpu.func @k() kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+      ... nvvm.mma.sync ...
+    // becomes
+    gpu.func @k() kernel attributes {known_block_size = array<i32: 128, 1, 1>,
+                                     nvvm.minctasm = 1 : i32} {
+    ```
+  }];
+}
+
 #endif // CP_TRANSFORMS_PASSES_TD
