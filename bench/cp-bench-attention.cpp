@@ -58,7 +58,7 @@ struct Setting {
 
 Setting settingFor(bool gpu) {
   if (gpu)
-    return {true, 1, 16, {4096, 8192, 16384}, "bf16"};
+    return {true, 1, 16, {1024, 4096, 16384}, "bf16"};
   return {false, 1, 4, {1024, 2048, 4096}, "f32"};
 }
 
@@ -581,12 +581,21 @@ int main(int argc, char **argv) {
   if (const char *env = std::getenv("OMP_NUM_THREADS"))
     threads = std::max(1, std::atoi(env));
   double peakGflops = 0;
+  // FlashAttention-3's published H200 bf16 rates at d = 128, non-causal
+  // and causal (CP_GPU_ANCHOR_TFLOPS="none,causal" for another chip): the
+  // anchor the tensor-core kernel is measured against.
+  double anchorNone = 646, anchorCausal = 616;
   if (gpu) {
     const char *env = std::getenv("CP_GPU_PEAK_TFLOPS");
     peakGflops = (env ? std::atof(env) : 989.0) * 1e3;
     std::printf("GPU dense bf16 peak (CP_GPU_PEAK_TFLOPS, spec): %.0f "
                 "TFLOP/s\n",
                 peakGflops / 1e3);
+    if (const char *anchors = std::getenv("CP_GPU_ANCHOR_TFLOPS"))
+      std::sscanf(anchors, "%lf,%lf", &anchorNone, &anchorCausal);
+    std::printf("of_FA3 is against FlashAttention-3 at d = 128 "
+                "(CP_GPU_ANCHOR_TFLOPS): %.0f none, %.0f causal TFLOP/s\n",
+                anchorNone, anchorCausal);
     naive = false;
   } else {
     // The ceilings of this run (MachinePeaks.h): the f32 FMA peak with the
@@ -624,7 +633,8 @@ int main(int argc, char **argv) {
   const char *unit = gpu ? "TFLOP/s" : "GFLOP/s";
   double scale = gpu ? 1e12 : 1e9;
   std::printf("%-8s %-5s %-7s %10s %9s %8s %12s %9s\n", "S_local", "D", "mask",
-              "time_ms", unit, "of_peak", naive ? "naive_GFLOP/s" : "",
+              "time_ms", unit, "of_peak",
+              naive ? "naive_GFLOP/s" : (gpu ? "of_FA3" : ""),
               naive ? "speedup" : "");
   double noneTime = 0;
   for (const BenchCase &c : cases(setting)) {
@@ -648,6 +658,12 @@ int main(int argc, char **argv) {
     double t = best(3, [&] { entry(&o.q, &o.k, &o.v, &o.out); });
     double rate = usefulFlops(setting, c) / t / scale;
     std::string naiveRate, speedup;
+    if (gpu) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.1f%%",
+                    100 * rate / (c.causal ? anchorCausal : anchorNone));
+      naiveRate = buf;
+    }
     if (naive) {
       double tn = naiveSeconds(setting, c, in.q, in.k, in.v, threads);
       char buf[32];

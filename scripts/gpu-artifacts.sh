@@ -30,6 +30,9 @@ cases+=" --case explicit_global=explicit-global --case bias_global=bias-global"
 cases+=" --case causal_explicit=causal+explicit-local"
 manifest="$out/programs/manifest"
 : >"$manifest"
+# The forward kernel of each program: auto (the tensor-core kernel, mma,
+# for f16/bf16 on sm_80+; SIMT otherwise) unless $kernel says simt or mma.
+kernel=auto
 add() { # name P scheme dtype shape...
   local name=$1 p=$2 scheme=$3 dtype=$4
   shift 4
@@ -37,19 +40,30 @@ add() { # name P scheme dtype shape...
   # shellcheck disable=SC2086
   "$bin/cp-run-attention" $shape --emit-mlir >"$out/programs/$name.mlir"
   "$bin/cp-compile" "$out/programs/$name.mlir" --target=nvvm --scheme="$scheme" \
-    --pipeline-options="chip=$chip" -o "$out/programs/$name.so"
+    --pipeline-options="chip=$chip kernel=$kernel" -o "$out/programs/$name.so"
   rm "$out/programs/$name.mlir"
   echo "$name $p $shape" >>"$manifest"
 }
 shape="--B 2 --H 8 --Hkv 4 --D 64 --Dv 48"
-for dtype in f32 bf16; do
-  add "p1-$dtype" 1 allgather "$dtype" $shape --S 300
+# f32 runs the SIMT kernel; bf16 runs each forward kernel variant.
+for variant in f32:simt bf16:mma bf16:simt; do
+  dtype=${variant%%:*}
+  kernel=${variant##*:}
+  suffix=$dtype
+  [ "$dtype" = bf16 ] && suffix=$dtype-$kernel
+  add "p1-$suffix" 1 allgather "$dtype" $shape --S 300
   for scheme in allgather ulysses head_tail ring zigzag; do
-    add "$scheme-p2-$dtype" 2 "$scheme" "$dtype" $shape --S 600
-    add "$scheme-p4-$dtype" 4 "$scheme" "$dtype" $shape --S 1200
+    add "$scheme-p2-$suffix" 2 "$scheme" "$dtype" $shape --S 600
+    add "$scheme-p4-$suffix" 4 "$scheme" "$dtype" $shape --S 1200
   done
-  add "hybrid2-p4-$dtype" 4 "hybrid(2)" "$dtype" $shape --S 1200
+  add "hybrid2-p4-$suffix" 4 "hybrid(2)" "$dtype" $shape --S 1200
 done
+# The widest heads the tensor-core kernel takes, with regions.
+cases="--case causal=causal --case regions=window:200+document+softcap:3+alibi"
+for kernel in mma simt; do
+  add "wide-p2-bf16-$kernel" 2 ring bf16 --B 1 --H 8 --Hkv 2 --D 128 --Dv 128 --S 1000
+done
+kernel=auto
 
 # The backward kernels: cp.local_attention_grad on one rank (+grad) and
 # training steps, cp.attention chained into cp.attention_grad (+train), on
@@ -66,10 +80,12 @@ for scheme in allgather ulysses ring zigzag; do
 done
 add "train-ring-p4-f32" 4 ring f32 $shape --S 1200 --scheme ring
 
-# The kernel benchmark (bf16, S up to 16k).
+# The kernel benchmark (bf16, S up to 16k), once per forward kernel.
 "$bin/cp-bench-attention" --device gpu --emit-mlir >"$out/programs/bench.mlir"
-"$bin/cp-compile" "$out/programs/bench.mlir" --target=nvvm \
-  --pipeline-options="chip=$chip" -o "$out/programs/bench.so"
+for kernel in mma simt; do
+  "$bin/cp-compile" "$out/programs/bench.mlir" --target=nvvm \
+    --pipeline-options="chip=$chip kernel=$kernel" -o "$out/programs/bench-$kernel.so"
+done
 rm "$out/programs/bench.mlir"
 
 # Drivers, runtime, launcher, and every shared library they need that is

@@ -2,8 +2,10 @@
 # Runs on a GPU machine from the folder scripts/gpu-artifacts.sh made: the
 # numeric check of every compiled scheme against the plain reference
 # (P = 1 on the device; P = 2 and 4 processes sharing it, collectives staged
-# through MPI), then the bf16 kernel throughput table. Prints one line per
-# check and the table; exits 1 if a check fails. docs/GPU.md.
+# through MPI), for each forward kernel (bf16 programs end in -mma or
+# -simt), then the bf16 throughput table of each kernel with its fraction
+# of FlashAttention-3's. Prints one line per check and the tables; exits 1
+# if a check fails. docs/GPU.md.
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -38,6 +40,11 @@ while read -r name p shape; do
   fi
 done <"$here/programs/manifest"
 
-echo
-timeout 300 cp-bench-attention --device gpu --lib "$here/programs/bench.so" || failed=1
+# The throughput table of each forward kernel (names end in -mma and
+# -simt above: the numeric checks of each variant).
+for kernel in mma simt; do
+  echo
+  echo "kernel=$kernel"
+  timeout 150 cp-bench-attention --device gpu --lib "$here/programs/bench-$kernel.so" || failed=1
+done
 exit "$failed"
