@@ -28,6 +28,10 @@
 // K and V get seeded random values in [-1, 1] rounded to their element
 // types. The flags describe
 // the attention the op computes (mask, offsets, softcap) for the reference.
+// With --grad the function is a backward (cp.buffer.local_attention_grad
+// lowered): its arguments are q, k, v, o, lse, do, dq, dk, dv; o and lse
+// are the reference forward's, do is random, and dq, dk, dv are compared
+// with the reference gradient (cp/TestSupport/ReferenceAttentionGrad.h).
 // --break-ldmatrix-trans evaluates ldmatrix.trans as a plain ldmatrix: the
 // tensor-core kernel must then fail, which shows the comparison can.
 //
@@ -36,6 +40,7 @@
 #include "cp/InitAllCP.h"
 #include "cp/TestSupport/PtxIsa.h"
 #include "cp/TestSupport/ReferenceAttention.h"
+#include "cp/TestSupport/ReferenceAttentionGrad.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -79,6 +84,10 @@ llvm::cl::opt<double> softcap("softcap", llvm::cl::init(0),
 llvm::cl::opt<double> tolerance("tolerance", llvm::cl::init(8e-3),
                                 llvm::cl::desc("max abs error allowed"));
 llvm::cl::opt<unsigned> seed("seed", llvm::cl::init(7));
+llvm::cl::opt<bool>
+    grad("grad", llvm::cl::init(false),
+         llvm::cl::desc("the function is a backward: q, k, v, o, lse, do, "
+                        "dq, dk, dv; o and lse are the reference's"));
 llvm::cl::opt<bool>
     breakLdmatrixTrans("break-ldmatrix-trans", llvm::cl::init(false),
                        llvm::cl::desc("evaluate ldmatrix .trans without "
@@ -1068,63 +1077,149 @@ std::vector<double> readAll(const MemRefVal &m) {
 /// The explicit mask's pattern: a pair is allowed unless (7i + 3j) % 5 == 0.
 bool explicitAllows(int64_t i, int64_t j) { return (7 * i + 3 * j) % 5 != 0; }
 
-int compare(const Operands &ops) {
+/// What the reference needs of the attention the function computes.
+struct Problem {
+  ::cp::reference::Shape shape;
+  double scale;
+  std::function<bool(int64_t, int64_t, int64_t, int64_t)> allowed;
+  std::function<double(double, int64_t, int64_t, int64_t, int64_t)> scoreMod,
+      scoreModGrad;
+};
+
+Problem problemOf(const Operands &ops) {
   const auto &q = ops.q->sizes, &k = ops.k->sizes, &v = ops.v->sizes;
-  ::cp::reference::Shape shape{q[0], q[1], k[1], q[2], k[2], q[3], v[3]};
+  Problem p;
+  p.shape = {q[0], q[1], k[1], q[2], k[2], q[3], v[3]};
+  p.scale = 1.0 / std::sqrt(static_cast<double>(p.shape.headDim));
   int64_t window = 0;
   StringRef mask = maskKind;
   if (mask.consume_front("window:"))
     mask.getAsInteger(10, window);
-  auto allowed = [&](int64_t, int64_t, int64_t i, int64_t j) {
+  bool causal = maskKind == "causal";
+  bool segments = ops.segments != nullptr, explicitMask = ops.mask != nullptr;
+  p.allowed = [=](int64_t, int64_t, int64_t i, int64_t j) {
     int64_t qp = qOffset + i, kp = kvOffset + j;
-    if (maskKind == "causal" && kp > qp)
+    if (causal && kp > qp)
       return false;
     if (window > 0 && !(kp <= qp && qp - window < kp))
       return false;
-    if (ops.segments && documentOf(qp) != documentOf(kp))
+    if (segments && documentOf(qp) != documentOf(kp))
       return false;
-    return !ops.mask || explicitAllows(i, j);
+    return !explicitMask || explicitAllows(i, j);
   };
-  auto noBias = [](int64_t, int64_t, int64_t, int64_t) { return 0.0; };
-  auto scoreMod = [&](double s, int64_t, int64_t, int64_t, int64_t) {
-    return softcap > 0 ? softcap * std::tanh(s / softcap) : s;
+  double cap = softcap;
+  p.scoreMod = [cap](double s, int64_t, int64_t, int64_t, int64_t) {
+    return cap > 0 ? cap * std::tanh(s / cap) : s;
   };
+  p.scoreModGrad = [cap](double s, int64_t, int64_t, int64_t, int64_t) {
+    double t = cap > 0 ? std::tanh(s / cap) : 0;
+    return cap > 0 ? 1 - t * t : 1.0;
+  };
+  return p;
+}
+
+double noBias(int64_t, int64_t, int64_t, int64_t) { return 0; }
+
+/// The largest |got - want| (NaN counts as infinite; equal infinities as
+/// 0).
+double maxAbsError(const std::vector<double> &got,
+                   const std::vector<double> &want) {
+  double worst = 0;
+  for (size_t e = 0; e < got.size(); ++e) {
+    double err = std::isinf(want[e]) && got[e] == want[e]
+                     ? 0
+                     : std::fabs(got[e] - want[e]);
+    worst = std::max(worst, std::isnan(err) ? INFINITY : err);
+  }
+  return worst;
+}
+
+/// Stores `values` (row-major over the logical indices) into `m`.
+void writeAll(const MemRefVal &m, const std::vector<double> &values) {
+  SmallVector<int64_t> at(m.sizes.size(), 0);
+  for (size_t e = 0; e < values.size(); ++e) {
+    int64_t rest = static_cast<int64_t>(e);
+    for (int64_t d = static_cast<int64_t>(at.size()) - 1; d >= 0; --d) {
+      at[d] = rest % m.sizes[d];
+      rest /= m.sizes[d];
+    }
+    store(m, m.address(at, nullptr), Val::ofFloat(values[e]));
+  }
+}
+
+void printResult(bool ok, const Problem &p, const std::string &errors) {
+  const ::cp::reference::Shape &s = p.shape;
+  std::printf("%s %s: B=%lld H=%lld Hkv=%lld Sq=%lld Sk=%lld D=%lld Dv=%lld "
+              "mask=%s %s tolerance=%.3g\n",
+              ok ? "PASS" : "FAIL", funcName.c_str(), (long long)s.batch,
+              (long long)s.heads, (long long)s.kvHeads, (long long)s.queries,
+              (long long)s.keys, (long long)s.headDim, (long long)s.valueDim,
+              maskKind.c_str(), errors.c_str(), static_cast<double>(tolerance));
+}
+
+int compare(const Operands &ops) {
+  Problem p = problemOf(ops);
+  const ::cp::reference::Shape &shape = p.shape;
   std::vector<double> qv = readAll(*ops.q), kv = readAll(*ops.k),
                       vv = readAll(*ops.v), got = readAll(*ops.out);
   std::vector<double> want(got.size()),
       lse(shape.batch * shape.heads * shape.queries);
-  double scale = 1.0 / std::sqrt(static_cast<double>(shape.headDim));
   ::cp::reference::attention<double>(shape, qv.data(), kv.data(), vv.data(),
-                                     want.data(), 0, shape.queries, scale,
-                                     allowed, noBias, lse.data(), scoreMod);
-  double maxError = 0;
-  for (size_t e = 0; e < got.size(); ++e) {
-    double err = std::fabs(got[e] - want[e]);
-    if (std::isnan(got[e]))
-      err = INFINITY;
-    maxError = std::max(maxError, err);
-  }
-  double lseError = 0;
-  if (ops.lse) {
-    std::vector<double> gotLse = readAll(*ops.lse);
-    for (size_t e = 0; e < gotLse.size(); ++e) {
-      double err = std::isinf(lse[e]) && gotLse[e] == lse[e]
-                       ? 0
-                       : std::fabs(gotLse[e] - lse[e]);
-      if (std::isnan(err))
-        err = INFINITY;
-      lseError = std::max(lseError, err);
-    }
-  }
+                                     want.data(), 0, shape.queries, p.scale,
+                                     p.allowed, noBias, lse.data(), p.scoreMod);
+  double maxError = maxAbsError(got, want);
+  double lseError = ops.lse ? maxAbsError(readAll(*ops.lse), lse) : 0;
   bool ok = maxError <= tolerance && lseError <= tolerance;
-  std::printf("%s %s: B=%lld H=%lld Hkv=%lld Sq=%lld Sk=%lld D=%lld Dv=%lld "
-              "mask=%s max_abs_error=%.3g lse_error=%.3g tolerance=%.3g\n",
-              ok ? "PASS" : "FAIL", funcName.c_str(), (long long)shape.batch,
-              (long long)shape.heads, (long long)shape.kvHeads,
-              (long long)shape.queries, (long long)shape.keys,
-              (long long)shape.headDim, (long long)shape.valueDim,
-              maskKind.c_str(), maxError, lseError,
-              static_cast<double>(tolerance));
+  char errors[96];
+  std::snprintf(errors, sizeof errors, "max_abs_error=%.3g lse_error=%.3g",
+                maxError, lseError);
+  printResult(ok, p, errors);
+  return ok ? 0 : 1;
+}
+
+/// The backward's operands: the inputs, o and lse from the reference
+/// forward, dO random.
+struct GradOperands {
+  std::shared_ptr<MemRefVal> q, k, v, o, lse, dout, dq, dk, dv;
+};
+
+/// Fills o and lse with the reference forward of q, k, v (rounded to their
+/// storage types, as a forward kernel would leave them).
+void prepareGrad(const GradOperands &g) {
+  Operands ops{g.q, g.k, g.v, nullptr, nullptr, g.o, g.lse};
+  Problem p = problemOf(ops);
+  const ::cp::reference::Shape &s = p.shape;
+  std::vector<double> qv = readAll(*g.q), kv = readAll(*g.k),
+                      vv = readAll(*g.v);
+  std::vector<double> o(s.batch * s.heads * s.queries * s.valueDim),
+      lse(s.batch * s.heads * s.queries);
+  ::cp::reference::attention<double>(s, qv.data(), kv.data(), vv.data(),
+                                     o.data(), 0, s.queries, p.scale, p.allowed,
+                                     noBias, lse.data(), p.scoreMod);
+  writeAll(*g.o, o);
+  writeAll(*g.lse, lse);
+}
+
+int compareGrad(const GradOperands &g) {
+  Operands ops{g.q, g.k, g.v, nullptr, nullptr, g.o, g.lse};
+  Problem p = problemOf(ops);
+  const ::cp::reference::Shape &s = p.shape;
+  std::vector<double> qv = readAll(*g.q), kv = readAll(*g.k),
+                      vv = readAll(*g.v), dout = readAll(*g.dout);
+  std::vector<double> dq(qv.size()), dk(kv.size()), dv(vv.size());
+  ::cp::reference::attentionGrad<double>(
+      s, qv.data(), kv.data(), vv.data(), dout.data(), dq.data(), dk.data(),
+      dv.data(), p.scale, p.allowed, noBias, p.scoreMod, p.scoreModGrad);
+  double eq = maxAbsError(readAll(*g.dq), dq),
+         ek = maxAbsError(readAll(*g.dk), dk),
+         ev = maxAbsError(readAll(*g.dv), dv);
+  bool ok = eq <= tolerance && ek <= tolerance && ev <= tolerance;
+  char errors[96];
+  std::snprintf(errors, sizeof errors,
+                "dq_error=%.3g dk_error=%.3g "
+                "dv_error=%.3g",
+                eq, ek, ev);
+  printResult(ok, p, errors);
   return ok ? 0 : 1;
 }
 
@@ -1167,6 +1262,31 @@ int main(int argc, char **argv) {
     args.push_back(v);
   }
   size_t n = memrefs.size();
+  auto fillRandom = [&](const std::shared_ptr<MemRefVal> &m) {
+    int64_t count = static_cast<int64_t>(m->bytes->size()) / m->elementBytes();
+    for (int64_t e = 0; e < count; ++e)
+      store(*m, e * m->elementBytes(), Val::ofFloat(uniform(rng)));
+  };
+  auto fillNaN = [&](const std::shared_ptr<MemRefVal> &m) {
+    for (int64_t e = 0;
+         e < static_cast<int64_t>(m->bytes->size()) / m->elementBytes(); ++e)
+      store(*m, e * m->elementBytes(), Val::ofFloat(NAN));
+  };
+  if (grad) {
+    // Arguments: q, k, v, o, lse, do, dq, dk, dv.
+    if (n != 9)
+      fail("--grad expects q, k, v, o, lse, do, dq, dk, dv");
+    GradOperands g{memrefs[0], memrefs[1], memrefs[2], memrefs[3], memrefs[4],
+                   memrefs[5], memrefs[6], memrefs[7], memrefs[8]};
+    for (auto &m : {g.q, g.k, g.v, g.dout})
+      fillRandom(m);
+    prepareGrad(g);
+    for (auto &m : {g.dq, g.dk, g.dv})
+      fillNaN(m);
+    Interpreter host;
+    host.run(func.getBody().front(), args);
+    return compareGrad(g);
+  }
   if (n < 4)
     fail("expected q, k, v, [segments], [mask], out, [lse]");
   ops.q = memrefs[0];
@@ -1182,11 +1302,8 @@ int main(int argc, char **argv) {
   ops.out = memrefs[next++];
   if (next < n)
     ops.lse = memrefs[next];
-  for (auto &m : {ops.q, ops.k, ops.v}) {
-    int64_t count = static_cast<int64_t>(m->bytes->size()) / m->elementBytes();
-    for (int64_t e = 0; e < count; ++e)
-      store(*m, e * m->elementBytes(), Val::ofFloat(uniform(rng)));
-  }
+  for (auto &m : {ops.q, ops.k, ops.v})
+    fillRandom(m);
   if (ops.segments)
     for (int64_t p = 0; p < ops.segments->sizes[0]; ++p)
       store(*ops.segments, ops.segments->address({p}, func),
@@ -1199,9 +1316,7 @@ int main(int argc, char **argv) {
   // Outputs start as NaN: an element the kernel never writes fails.
   for (auto &m : {ops.out, ops.lse})
     if (m)
-      for (int64_t e = 0;
-           e < static_cast<int64_t>(m->bytes->size()) / m->elementBytes(); ++e)
-        store(*m, e * m->elementBytes(), Val::ofFloat(NAN));
+      fillNaN(m);
 
   Interpreter host;
   host.run(func.getBody().front(), args);

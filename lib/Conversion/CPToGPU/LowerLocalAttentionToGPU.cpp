@@ -10,9 +10,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ForwardKernelCommon.h"
 #include "LowerLocalAttentionGradToGPU.h"
 #include "MmaAttentionKernel.h"
-#include "ScoreMasking.h"
 #include "cp/Conversion/AttentionCommon/AttentionBuilder.h"
 #include "cp/Conversion/AttentionCommon/LowerBufferAttentions.h"
 #include "cp/Conversion/AttentionCommon/ModFunctions.h"
@@ -36,6 +36,10 @@ namespace cp {
 
 using namespace mlir;
 using namespace mlir::cp;
+using mlir::cp::detail::ForwardShape;
+using mlir::cp::detail::forwardShapeOf;
+using mlir::cp::detail::RowEnd;
+using mlir::cp::detail::rowEnd;
 using mlir::cp::detail::ScoreTile;
 
 namespace {
@@ -284,11 +288,7 @@ void GpuAttentionLowering::emitKernelBody(gpu::LaunchOp launch,
              return SmallVector<Value>(ifOp.getResults());
            });
 
-  Value m = state[0], l = state[1];
-  Value seen =
-      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, l, zero);
-  Value inv =
-      select(seen, arith::DivFOp::create(b, loc, f32Const(1.0), l), zero);
+  RowEnd end = rowEnd(b, loc, state[0], state[1]);
   Type outElt = op.getOutput().getType().getElementType();
   scf::IfOp::create(b, loc, rowValid, [&](OpBuilder &, Location) {
     Value outRow = add(q0, row);
@@ -296,7 +296,7 @@ void GpuAttentionLowering::emitKernelBody(gpu::LaunchOp launch,
       Value col = add(lane, idx(c * R));
       scf::IfOp::create(
           b, loc, lessThan(col, idx(valueDim)), [&](OpBuilder &, Location) {
-            Value out = fmul(state[2 + c], inv);
+            Value out = fmul(state[2 + c], end.inverseSum);
             if (outElt != f32)
               out = arith::TruncFOp::create(b, loc, outElt, out);
             store(out, op.getOutput(), {batch, head, outRow, col});
@@ -307,9 +307,7 @@ void GpuAttentionLowering::emitKernelBody(gpu::LaunchOp launch,
       Value firstLane =
           arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, idx(0));
       scf::IfOp::create(b, loc, firstLane, [&](OpBuilder &, Location) {
-        Value logSum = fadd(
-            m, math::LogOp::create(b, loc, select(seen, l, f32Const(1.0))));
-        store(select(seen, logSum, negInf), lse, {batch, head, outRow});
+        store(end.lse, lse, {batch, head, outRow});
         scf::YieldOp::create(b, loc);
       });
     }
@@ -319,12 +317,11 @@ void GpuAttentionLowering::emitKernelBody(gpu::LaunchOp launch,
 
 void GpuAttentionLowering::build() {
   Value query = op.getQuery();
-  lq = dim(query, 2);
-  lkv = dim(op.getKey(), 2);
-  kvGroup = arith::DivUIOp::create(b, loc, dim(query, 1), dim(op.getKey(), 1));
-  scale = f32Const(op.getScaleAttr()
-                       ? op.getScaleAttr().getValueAsDouble()
-                       : 1.0 / std::sqrt(static_cast<double>(headDim)));
+  ForwardShape shape = forwardShapeOf(b, loc, op);
+  lq = shape.lq;
+  lkv = shape.lkv;
+  kvGroup = shape.kvGroup;
+  scale = shape.scale;
   Value tiles = arith::CeilDivUIOp::create(b, loc, lq, idx(t.tileQ));
   Value one = idx(1);
 

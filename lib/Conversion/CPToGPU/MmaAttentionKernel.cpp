@@ -10,7 +10,8 @@
 //    copy of tile t + 1 is issued before tile t is used;
 //  - S = Q K^T: per warp 8 n8 tiles of scores over D / 16 slabs, K's B
 //    fragments from ldmatrix.x4 (keys x D is Kt's columns: no .trans);
-//  - the scale, then the masks per score (ScoreMasking.h) on the tiles that
+//  - the scale, then the masks per score (ForwardKernelCommon.h) on the tiles
+//  that
 //    need them; tiles the structured mask hides are never visited;
 //  - online softmax on the accumulators: a row's 64 scores sit in the 4
 //    lanes of a quad, reduced by two xor shuffles;
@@ -33,7 +34,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "MmaAttentionKernel.h"
-#include "ScoreMasking.h"
+#include "ForwardKernelCommon.h"
 #include "cp/Conversion/AttentionCommon/AttentionBuilder.h"
 #include "cp/Conversion/AttentionCommon/MmaFragments.h"
 #include "cp/Conversion/AttentionCommon/ModFunctions.h"
@@ -437,17 +438,13 @@ void MmaAttentionLowering::emitKernelBody(gpu::LaunchOp launch) {
   Value firstOfQuad = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                             mma::indexInGroup(lane).v, idx(0));
   for (int half = 0; half < 2; ++half) {
-    Value m = state[half];
-    Value l = quadReduce(state[2 + half], /*isMax=*/false);
-    Value seen =
-        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, l, zero);
-    Value inv =
-        select(seen, arith::DivFOp::create(b, loc, f32Const(1.0), l), zero);
+    RowEnd end = rowEnd(b, loc, state[half],
+                        quadReduce(state[2 + half], /*isMax=*/false));
     Value outRow = add(q0, rows[half]);
     scf::IfOp::create(b, loc, rowValid[half], [&](OpBuilder &, Location) {
       for (int64_t n = 0; n < outTiles; ++n)
         for (int i = 2 * half; i < 2 * half + 2; ++i) {
-          Value out = fmul(state[4 + n * 4 + i], inv);
+          Value out = fmul(state[4 + n * 4 + i], end.inverseSum);
           if (outElt != f32)
             out = arith::TruncFOp::create(b, loc, outElt, out);
           Value col = add(laneCol, idx(n * mma::kN + i % 2));
@@ -456,9 +453,7 @@ void MmaAttentionLowering::emitKernelBody(gpu::LaunchOp launch) {
         }
       if (Value lse = op.getLse()) {
         scf::IfOp::create(b, loc, firstOfQuad, [&](OpBuilder &, Location) {
-          Value logSum = fadd(
-              m, math::LogOp::create(b, loc, select(seen, l, f32Const(1.0))));
-          memref::StoreOp::create(b, loc, select(seen, logSum, negInf), lse,
+          memref::StoreOp::create(b, loc, end.lse, lse,
                                   ValueRange{batch, head, outRow});
           scf::YieldOp::create(b, loc);
         });
@@ -470,12 +465,11 @@ void MmaAttentionLowering::emitKernelBody(gpu::LaunchOp launch) {
 
 void MmaAttentionLowering::build() {
   Value query = op.getQuery();
-  lq = dim(query, 2);
-  lkv = dim(op.getKey(), 2);
-  kvGroup = arith::DivUIOp::create(b, loc, dim(query, 1), dim(op.getKey(), 1));
-  scale = f32Const(op.getScaleAttr()
-                       ? op.getScaleAttr().getValueAsDouble()
-                       : 1.0 / std::sqrt(static_cast<double>(headDim)));
+  ForwardShape shape = forwardShapeOf(b, loc, op);
+  lq = shape.lq;
+  lkv = shape.lkv;
+  kvGroup = shape.kvGroup;
+  scale = shape.scale;
   Value blocks = arith::CeilDivUIOp::create(b, loc, lq, idx(kMmaTileQ));
   Value one = idx(1);
   int64_t bytes = mmaKernelSharedBytes(headDim, valueDim);

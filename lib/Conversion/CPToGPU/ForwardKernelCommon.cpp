@@ -1,16 +1,53 @@
-//===- ScoreMasking.cpp - one score of a GPU attention tile ---------------===//
+//===- ForwardKernelCommon.cpp - what both GPU forward kernels share ------===//
 
-#include "ScoreMasking.h"
+#include "ForwardKernelCommon.h"
 #include "cp/Dialect/CP/Analysis/StructuredMask.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
+#include <cmath>
 #include <limits>
 
 using namespace mlir;
 using namespace mlir::cp;
 using namespace mlir::cp::detail;
+
+ForwardShape mlir::cp::detail::forwardShapeOf(OpBuilder &b, Location loc,
+                                              BufferLocalAttentionOp op) {
+  auto dim = [&](Value memref, int64_t d) -> Value {
+    return memref::DimOp::create(b, loc, memref, d);
+  };
+  Value query = op.getQuery();
+  int64_t headDim = op.getQuery().getType().getDimSize(3);
+  double scale = op.getScaleAttr()
+                     ? op.getScaleAttr().getValueAsDouble()
+                     : 1.0 / std::sqrt(static_cast<double>(headDim));
+  return {dim(query, 2), dim(op.getKey(), 2),
+          arith::DivUIOp::create(b, loc, dim(query, 1), dim(op.getKey(), 1)),
+          arith::ConstantOp::create(b, loc, b.getF32Type(),
+                                    b.getF32FloatAttr(scale))};
+}
+
+RowEnd mlir::cp::detail::rowEnd(OpBuilder &b, Location loc, Value m, Value l) {
+  auto f32 = [&](double v) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getF32Type(),
+                                     b.getF32FloatAttr(v));
+  };
+  Value seen =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, l, f32(0.0));
+  Value one = f32(1.0);
+  Value inverse = arith::SelectOp::create(
+      b, loc, seen, arith::DivFOp::create(b, loc, one, l), f32(0.0));
+  Value logSum = arith::AddFOp::create(
+      b, loc, m,
+      math::LogOp::create(b, loc,
+                          arith::SelectOp::create(b, loc, seen, l, one)));
+  Value lse = arith::SelectOp::create(
+      b, loc, seen, logSum, f32(-std::numeric_limits<double>::infinity()));
+  return {inverse, lse};
+}
 
 bool ScoreTile::masksEveryTile() const {
   return mods->scoreMod || mods->evaluatesMaskMod() || op.getExplicitMask();
