@@ -45,8 +45,13 @@ add() { # name P scheme dtype shape...
   echo "$name $p $shape" >>"$manifest"
 }
 shape="--B 2 --H 8 --Hkv 4 --D 64 --Dv 48"
-# f32 runs the SIMT kernel; bf16 runs each forward kernel variant.
-for variant in f32:simt bf16:mma bf16:simt; do
+# f32 runs the SIMT kernel; bf16 runs each forward kernel variant (the
+# tensor-core one needs sm_80 or newer).
+capability=${chip#sm_}
+capability=${capability%%[!0-9]*}
+mma=mma
+[ "$capability" -lt 80 ] && mma=""
+for variant in f32:simt ${mma:+bf16:mma} bf16:simt; do
   dtype=${variant%%:*}
   kernel=${variant##*:}
   suffix=$dtype
@@ -60,7 +65,7 @@ for variant in f32:simt bf16:mma bf16:simt; do
 done
 # The widest heads the tensor-core kernel takes, with regions.
 cases="--case causal=causal --case regions=window:200+document+softcap:3+alibi"
-for kernel in mma simt; do
+for kernel in $mma simt; do
   add "wide-p2-bf16-$kernel" 2 ring bf16 --B 1 --H 8 --Hkv 2 --D 128 --Dv 128 --S 1000
 done
 kernel=auto
@@ -82,7 +87,7 @@ add "train-ring-p4-f32" 4 ring f32 $shape --S 1200 --scheme ring
 
 # The kernel benchmark (bf16, S up to 16k), once per forward kernel.
 "$bin/cp-bench-attention" --device gpu --emit-mlir >"$out/programs/bench.mlir"
-for kernel in mma simt; do
+for kernel in $mma simt; do
   "$bin/cp-compile" "$out/programs/bench.mlir" --target=nvvm \
     --pipeline-options="chip=$chip kernel=$kernel" -o "$out/programs/bench-$kernel.so"
 done

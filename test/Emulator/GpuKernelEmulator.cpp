@@ -84,6 +84,10 @@ llvm::cl::opt<double> softcap("softcap", llvm::cl::init(0),
 llvm::cl::opt<double> tolerance("tolerance", llvm::cl::init(8e-3),
                                 llvm::cl::desc("max abs error allowed"));
 llvm::cl::opt<unsigned> seed("seed", llvm::cl::init(7));
+llvm::cl::opt<std::string>
+    schedule("schedule", llvm::cl::init("warp-first"),
+             llvm::cl::desc("warp-first (warps as far apart as barriers "
+                            "allow) or round-robin"));
 llvm::cl::opt<bool>
     grad("grad", llvm::cl::init(false),
          llvm::cl::desc("the function is a backward: q, k, v, o, lse, do, "
@@ -204,11 +208,29 @@ uint64_t asUnsigned(Type t, int64_t x) {
 
 struct MemRefVal {
   std::shared_ptr<std::vector<uint8_t>> bytes;
+  /// Workgroup memory only: per byte, the cp.async copies in flight to it.
+  std::shared_ptr<std::vector<uint16_t>> inFlight;
   int64_t offset = 0; // elements
   SmallVector<int64_t> sizes, strides;
   Type element;
   int64_t elementBytes() const {
     return element.isIndex() ? 8 : std::max<int64_t>(1, bitWidth(element) / 8);
+  }
+  /// Fails if a cp.async copy to any of the `n` bytes at `byte` has not
+  /// landed: the access would race with it on a device.
+  void checkLanded(int64_t byte, int64_t n, Operation *op) const {
+    if (!inFlight)
+      return;
+    for (int64_t b = byte; b < byte + n; ++b)
+      if ((*inFlight)[b])
+        fail("accesses workgroup memory that a cp.async has not landed in "
+             "yet (a missing cp.async.wait_group or gpu.barrier)",
+             op);
+  }
+  void markInFlight(int64_t byte, int64_t n, int delta) const {
+    if (inFlight)
+      for (int64_t b = byte; b < byte + n; ++b)
+        (*inFlight)[b] += delta;
   }
   /// The byte address of `at`, bounds-checked.
   int64_t address(ArrayRef<int64_t> at, Operation *op) const {
@@ -374,8 +396,13 @@ void yieldToScheduler() {
   swapcontext(&f->context, &activeBlock->scheduler);
 }
 
-/// Runs the fibers of `block` round-robin until all end; a round in which
-/// every live fiber is blocked is a deadlock.
+/// Runs the fibers of `block` until all end. With --schedule=warp-first
+/// (the default) the lowest-numbered runnable thread runs next, so warp 0
+/// runs ahead until a block barrier stops it, then warp 1, ...: warps are
+/// as far apart as barriers allow, which exposes a missing barrier between
+/// one warp's writes (or cp.async copies) and another's reads.
+/// --schedule=round-robin runs every runnable thread in turn. No runnable
+/// thread while some have not ended is a deadlock.
 void runBlock(Block &block) {
   activeBlock = &block;
   for (auto &f : block.fibers) {
@@ -386,6 +413,7 @@ void runBlock(Block &block) {
     f->context.uc_link = nullptr;
     makecontext(&f->context, fiberEntry, 0);
   }
+  bool warpFirst = schedule == "warp-first";
   for (;;) {
     bool live = false, progress = false;
     for (auto &f : block.fibers) {
@@ -397,6 +425,8 @@ void runBlock(Block &block) {
       block.current = f.get();
       swapcontext(&block.scheduler, &f->context);
       progress = true;
+      if (warpFirst)
+        break;
     }
     if (!live)
       break;
@@ -548,18 +578,22 @@ void Interpreter::exec(Operation *op) {
       })
       .Case([&](memref::LoadOp loadOp) {
         auto &m = *get(loadOp.getMemRef()).memref;
-        set(loadOp, load(m, m.address(indices(loadOp.getIndices()), op)));
+        int64_t byte = m.address(indices(loadOp.getIndices()), op);
+        m.checkLanded(byte, m.elementBytes(), op);
+        set(loadOp, load(m, byte));
       })
       .Case([&](memref::StoreOp storeOp) {
         auto &m = *get(storeOp.getMemRef()).memref;
-        store(m, m.address(indices(storeOp.getIndices()), op),
-              get(storeOp.getValueToStore()));
+        int64_t byte = m.address(indices(storeOp.getIndices()), op);
+        m.checkLanded(byte, m.elementBytes(), op);
+        store(m, byte, get(storeOp.getValueToStore()));
       })
       .Case([&](memref::ViewOp viewOp) {
         auto source = get(viewOp.getSource()).memref;
         auto type = viewOp.getType();
         auto m = std::make_shared<MemRefVal>();
         m->bytes = source->bytes;
+        m->inFlight = source->inFlight;
         m->element = type.getElementType();
         m->sizes.assign(type.getShape().begin(), type.getShape().end());
         int64_t offset;
@@ -609,11 +643,15 @@ void Interpreter::exec(Operation *op) {
         // Each lane gives one 8-element row; PtxIsa.h says who gets what.
         auto &m = *get(ld.getSrcMemref()).memref;
         SmallVector<int64_t> at = indices(ld.getIndices());
+        if (m.address(at, op) % 16 != 0)
+          fail("ldmatrix row address is not 16-byte aligned", op);
         Val row;
         for (int64_t e = 0; e < 8; ++e) {
           SmallVector<int64_t> element(at);
           element.back() += e;
-          row.elements.push_back(load(m, m.address(element, op)));
+          int64_t byte = m.address(element, op);
+          m.checkLanded(byte, m.elementBytes(), op);
+          row.elements.push_back(load(m, byte));
         }
         int tiles = ld.getNumTiles();
         bool trans = ld.getTranspose() && !breakLdmatrixTrans;
@@ -948,8 +986,17 @@ void Interpreter::execCopy(nvgpu::DeviceAsyncCopyOp copy) {
     srcLast.back() += srcCount - 1;
     src->address(srcLast, op);
   }
+  // cp.async copies 4, 8 or 16 bytes between addresses aligned to that.
+  int64_t bytes = count * dst->elementBytes();
+  int64_t dstByte = dst->address(dstAt, op);
+  if (dstByte % bytes != 0 || (srcCount > 0 && srcByte % bytes != 0))
+    fail("cp.async of " + std::to_string(bytes) +
+             " bytes between addresses not aligned to it",
+         op);
+  dst->checkLanded(dstByte, bytes, op);
+  dst->markInFlight(dstByte, bytes, +1);
   activeBlock->current->openGroup.push_back(
-      {dst, src, dst->address(dstAt, op), srcByte, count, srcCount});
+      {dst, src, dstByte, srcByte, count, srcCount});
   set(copy.getAsyncToken(), Val());
 }
 
@@ -958,6 +1005,7 @@ void Interpreter::waitCopies(int64_t pending) {
   while (static_cast<int64_t>(self->committed.size()) > pending) {
     for (PendingCopy &c : self->committed.front()) {
       int64_t size = c.dst->elementBytes();
+      c.dst->markInFlight(c.dstByte, c.count * size, -1);
       for (int64_t e = 0; e < c.count; ++e) {
         Val v = e < c.srcCount ? load(*c.src, c.srcByte + e * size)
                                : Val::ofFloat(0.0);
@@ -985,16 +1033,22 @@ void Interpreter::execLaunch(gpu::LaunchOp launch) {
     for (int64_t by = 0; by < grid[1]; ++by)
       for (int64_t bx = 0; bx < grid[0]; ++bx) {
         Block block;
+        // Workgroup memory starts poisoned (0x7f bytes: huge floats), so a
+        // read before a write shows.
         SmallVector<Val> workgroup;
         for (BlockArgument a : launch.getWorkgroupAttributions()) {
           Val v;
           v.memref = allocate(cast<MemRefType>(a.getType()), launch);
+          std::fill(v.memref->bytes->begin(), v.memref->bytes->end(), 0x7f);
+          v.memref->inFlight =
+              std::make_shared<std::vector<uint16_t>>(v.memref->bytes->size());
           workgroup.push_back(v);
         }
         auto dynamicShared = std::make_shared<std::vector<uint8_t>>(
             static_cast<size_t>(dynamicBytes));
-        // Poison shared memory: a read before a write shows.
         std::fill(dynamicShared->begin(), dynamicShared->end(), 0x7f);
+        auto dynamicInFlight = std::make_shared<std::vector<uint16_t>>(
+            static_cast<size_t>(dynamicBytes));
         std::vector<std::unique_ptr<Interpreter>> threadsOf;
         for (int64_t t = 0; t < threads[0]; ++t) {
           if (t % 32 == 0)
@@ -1022,18 +1076,24 @@ void Interpreter::execLaunch(gpu::LaunchOp launch) {
             v.memref = allocate(cast<MemRefType>(a.getType()), launch);
             args.push_back(v);
           }
-          fiber->body = [thread, &body, args, dynamicShared, dynamicBytes]() {
+          Fiber *self = fiber.get();
+          fiber->body = [thread, self, &body, args, dynamicShared,
+                         dynamicInFlight, dynamicBytes]() {
             // gpu.dynamic_shared_memory is the block's buffer.
             body.walk([&](gpu::DynamicSharedMemoryOp op) {
               Val v;
               v.memref = std::make_shared<MemRefVal>();
               v.memref->bytes = dynamicShared;
+              v.memref->inFlight = dynamicInFlight;
               v.memref->element = IntegerType::get(op.getContext(), 8);
               v.memref->sizes = {dynamicBytes};
               v.memref->strides = {1};
               thread->set(op, v);
             });
             thread->run(body, args);
+            if (!self->committed.empty() || !self->openGroup.empty())
+              fail("a thread ends with cp.async copies it never waited for",
+                   body.getParentOp());
           };
           block.fibers.push_back(std::move(fiber));
         }

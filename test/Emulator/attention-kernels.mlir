@@ -1,13 +1,19 @@
 // Both forward GPU kernels of cp-lower-local-attention-to-gpu, run on the
 // CPU by cp-gpu-emulate (an interpreter of the lowered IR: a fiber per GPU
 // thread, warp ops evaluated with the PTX ISA's fragment layouts, cp.async
-// deferred to its wait_group, bounds-checked memory) and compared with the
-// plain reference attention. Tolerances are max abs errors: 8e-3 for bf16
+// deferred to its wait_group and its destination off limits until then,
+// bounds- and alignment-checked memory) and compared with the plain
+// reference attention. Tolerances are max abs errors: 8e-3 for bf16
 // and 2e-3 for f16, where the tensor-core kernel rounds P to the element
 // type; the SIMT kernel computes in f32.
 //
 // RUN: cp-opt %s -cp-lower-local-attention-to-gpu=kernel=simt -o %t.simt.mlir
-// RUN: cp-opt %s -cp-lower-local-attention-to-gpu=kernel=mma -o %t.mma.mlir
+// Every case takes the tensor-core kernel under kernel=mma: no remark says
+// it fell back to SIMT.
+// RUN: cp-opt %s -cp-lower-local-attention-to-gpu=kernel=mma -o %t.mma.mlir 2>%t.mma.err
+// RUN: not grep remark %t.mma.err
+// RUN: grep -c nvvm.mma.sync %t.mma.mlir | FileCheck %s --check-prefix=MMA-COUNT
+// MMA-COUNT: {{[1-9][0-9][0-9]+}}
 // RUN: for kernel in simt mma; do \
 // RUN:   echo "kernel $kernel"; \
 // RUN:   cp-gpu-emulate %t.$kernel.mlir --func causal_gqa --mask causal --q-offset 40 || exit 1; \
@@ -25,6 +31,17 @@
 // (V loaded as if it were K) breaks the tensor-core kernel.
 // RUN: not cp-gpu-emulate %t.mma.mlir --func causal_gqa --mask causal --q-offset 40 --break-ldmatrix-trans | FileCheck %s --check-prefix=BROKEN
 // BROKEN: FAIL causal_gqa
+//
+// Without the barrier that ends each key tile, the next tile's cp.async
+// overwrites a stage another warp still reads (the default warp-first
+// schedule runs warp 0 ahead until a barrier stops it).
+// RUN: %cp_python %S/Inputs/drop_loop_barrier.py %t.mma.mlir %t.race.mlir
+// RUN: not cp-gpu-emulate %t.race.mlir --func causal_gqa --mask causal --q-offset 40 2>&1 | FileCheck %s --check-prefix=RACE
+// RACE: cp-gpu-emulate: accesses workgroup memory that a cp.async has not landed in yet (a missing cp.async.wait_group or gpu.barrier) at 'nvgpu.ldmatrix'
+//
+// The intact kernel also passes with every thread run in turn.
+// RUN: cp-gpu-emulate %t.mma.mlir --func causal_gqa --mask causal --q-offset 40 --schedule=round-robin | FileCheck %s --check-prefix=ROUND-ROBIN
+// ROUND-ROBIN: PASS causal_gqa
 //
 // The tensor-core kernel is what ran: its launch has 128 threads and
 // dynamic workgroup memory, and mma.sync ops.

@@ -9,6 +9,7 @@
 // RUN: not grep remark %t.auto.err
 // RUN: not cp-opt %s -cp-lower-local-attention-to-gpu=chip=sm_75 -split-input-file 2>/dev/null | FileCheck %s --check-prefix=OLD-CHIP
 // AUTO: nvvm.mma.sync
+// OLD-CHIP: gpu.launch
 // OLD-CHIP-NOT: nvvm.mma.sync
 // RUN: not cp-opt %s -cp-lower-local-attention-to-gpu="kernel=mma chip=sm_75" -split-input-file 2>&1 | FileCheck %s --check-prefix=MMA-OLD-CHIP
 // MMA-OLD-CHIP: error: cp-lower-local-attention-to-gpu: kernel=mma needs sm_80 or newer (cp.async, ldmatrix and bf16 mma.sync), got chip=sm_75; use kernel=simt
@@ -68,10 +69,10 @@
 // CHECK:     nvvm.mma.sync
 // CHECK:     gpu.barrier
 // CHECK:   nvvm.cp.async.wait.group 0
-// Row sums over the quad, then the stores and lse.
+// Per row: the sum over the quad, its lse and 1 / l, then the stores.
 // CHECK:   gpu.shuffle  xor
-// CHECK:   memref.store {{.*}} : memref<1x4x100x16xbf16>
 // CHECK:   math.log
+// CHECK:   memref.store {{.*}} : memref<1x4x100x16xbf16>
 // CHECK:   memref.store {{.*}} : memref<1x4x100xf32>
 // CHECK:   gpu.terminator
 func.func @causal_bf16(%q: memref<1x4x100x32xbf16>, %k: memref<1x2x130x32xbf16>, %v: memref<1x2x130x16xbf16>,

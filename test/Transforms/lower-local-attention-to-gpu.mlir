@@ -40,9 +40,10 @@
 // CHECK:     memref.load %[[VS]]
 // CHECK:     math.fma
 // CHECK:     gpu.barrier
+// The row's lse (m + log l) and 1 / l, then the stores.
+// CHECK:   math.log
 // CHECK:   arith.truncf {{.*}} : f32 to f16
 // CHECK:   memref.store {{.*}}, %[[O]]
-// CHECK:   math.log
 // CHECK:   memref.store {{.*}}, %[[LSE]]
 // CHECK:   gpu.terminator
 func.func @causal_f16_lse(%q: memref<1x4x40x16xf16>, %k: memref<1x2x100x16xf16>, %v: memref<1x2x100x12xf16>,

@@ -4,8 +4,8 @@
 // registers: accumulator positions, the row each lane addresses for
 // ldmatrix, which loads are transposed, P's accumulators reused as an A
 // fragment, and the quad shuffles of a row reduction. This program emulates
-// one warp on the CPU with the PTX ISA's definitions written out here
-// (fragment layouts of mma.m16n8k16 for 16-bit A/B and f32 C/D; ldmatrix
+// one warp on the CPU with the PTX ISA's definitions (cp/TestSupport/PtxIsa.h:
+// fragment layouts of mma.m16n8k16 for 16-bit A/B and f32 C/D; ldmatrix
 // .x4 with and without .trans; shfl.bfly) and checks, with small integers
 // so that every sum is exact:
 //

@@ -3,7 +3,7 @@
 // What a tensor-core attention kernel on `mma.sync.m16n8k16` (16-bit A/B,
 // f32 accumulators) assumes about where data sits in a warp's registers,
 // stated once so that the GPU lowering and its CPU test read the same
-// functions (docs/GPU.md, "Tensor-core kernel design"):
+// functions (docs/GPU.md, "The tensor-core kernel"):
 //
 //  - which element of the 16x8 accumulator each lane's register holds (the
 //    masks and the online softmax need the row and column of every score);
