@@ -1113,12 +1113,12 @@ struct Operands {
 /// ids (a mask_mod's operand): documents of 23 positions.
 int64_t documentOf(int64_t p) { return p / 23; }
 
-/// Every element of `m` in row-major order of its logical indices.
-std::vector<double> readAll(const MemRefVal &m) {
-  std::vector<double> out;
+/// Calls `fn(byte)` for every element of `m`, in row-major order of its
+/// logical indices (through its strides).
+void forEachElement(const MemRefVal &m, function_ref<void(int64_t)> fn) {
   int64_t n = 1;
-  for (int64_t s : m.sizes)
-    n *= s;
+  for (int64_t size : m.sizes)
+    n *= size;
   SmallVector<int64_t> at(m.sizes.size(), 0);
   for (int64_t e = 0; e < n; ++e) {
     int64_t rest = e;
@@ -1126,11 +1126,17 @@ std::vector<double> readAll(const MemRefVal &m) {
       at[d] = rest % m.sizes[d];
       rest /= m.sizes[d];
     }
-    int64_t byte = m.address(at, nullptr);
+    fn(m.address(at, nullptr));
+  }
+}
+
+std::vector<double> readAll(const MemRefVal &m) {
+  std::vector<double> out;
+  forEachElement(m, [&](int64_t byte) {
     out.push_back(isa<FloatType>(m.element)
                       ? loadElement(m, byte)
                       : static_cast<double>(loadInt(m, byte)));
-  }
+  });
   return out;
 }
 
@@ -1196,15 +1202,9 @@ double maxAbsError(const std::vector<double> &got,
 
 /// Stores `values` (row-major over the logical indices) into `m`.
 void writeAll(const MemRefVal &m, const std::vector<double> &values) {
-  SmallVector<int64_t> at(m.sizes.size(), 0);
-  for (size_t e = 0; e < values.size(); ++e) {
-    int64_t rest = static_cast<int64_t>(e);
-    for (int64_t d = static_cast<int64_t>(at.size()) - 1; d >= 0; --d) {
-      at[d] = rest % m.sizes[d];
-      rest /= m.sizes[d];
-    }
-    store(m, m.address(at, nullptr), Val::ofFloat(values[e]));
-  }
+  size_t e = 0;
+  forEachElement(
+      m, [&](int64_t byte) { store(m, byte, Val::ofFloat(values[e++])); });
 }
 
 void printResult(bool ok, const Problem &p, const std::string &errors) {

@@ -121,7 +121,7 @@ private:
   GpuTiles t;
   int64_t headDim, valueDim, valueCols;
   // Values computed on the host and used by the kernel.
-  Value lq, lkv, scale, kvGroup;
+  ForwardShape shape;
   // Values of the kernel (set by emitKernelBody).
   Value tid, threads, batch, head, kvHead;
 };
@@ -153,15 +153,17 @@ void GpuAttentionLowering::emitKernelBody(gpu::LaunchOp launch,
   Value tileIndex = launch.getBlockIds().x;
   head = launch.getBlockIds().y;
   batch = launch.getBlockIds().z;
-  kvHead = arith::DivUIOp::create(b, loc, head, kvGroup);
+  kvHead = arith::DivUIOp::create(b, loc, head, shape.kvGroup);
   Value q0 = mul(tileIndex, idx(t.tileQ));
-  Value validQ = arith::MinSIOp::create(b, loc, idx(t.tileQ), sub(lq, q0));
+  Value validQ =
+      arith::MinSIOp::create(b, loc, idx(t.tileQ), sub(shape.lq, q0));
   Value rowValid = lessThan(row, validQ);
   Value negInf = f32Const(-std::numeric_limits<double>::infinity());
   Value zero = f32Const(0.0);
 
   stage(w.qs, t.tileQ, headDim, validQ, [&](Value i, Value d) {
-    return fmul(loadF32(op.getQuery(), {batch, head, add(q0, i), d}), scale);
+    return fmul(loadF32(op.getQuery(), {batch, head, add(q0, i), d}),
+                shape.scale);
   });
   gpu::BarrierOp::create(b, loc);
 
@@ -173,8 +175,8 @@ void GpuAttentionLowering::emitKernelBody(gpu::LaunchOp launch,
   Value qLast = sub(add(qFirst, validQ), idx(1));
   Value kvOffset = op.getKvOffset();
   Value tileKv = idx(t.tileKv);
-  KeyTiles tiles =
-      buildVisibleKeyTiles(b, loc, mask, qFirst, qLast, kvOffset, lkv, tileKv);
+  KeyTiles tiles = buildVisibleKeyTiles(b, loc, mask, qFirst, qLast, kvOffset,
+                                        shape.lkv, tileKv);
 
   // A document mask skips a key tile whose segment ids all differ from the
   // query tile's: every thread computes both [min, max] ranges (the same
@@ -192,7 +194,7 @@ void GpuAttentionLowering::emitKernelBody(gpu::LaunchOp launch,
     Value m = carried[0], l = carried[1];
     SmallVector<Value> acc(carried.drop_front(2));
     Value k0 = mul(kt, tileKv);
-    Value rows = arith::MinSIOp::create(b, loc, tileKv, sub(lkv, k0));
+    Value rows = arith::MinSIOp::create(b, loc, tileKv, sub(shape.lkv, k0));
     stage(w.ks, t.tileKv, headDim, rows, [&](Value j, Value d) {
       return loadF32(op.getKey(), {batch, kvHead, add(k0, j), d});
     });
@@ -275,7 +277,8 @@ void GpuAttentionLowering::emitKernelBody(gpu::LaunchOp launch,
              if (!segments)
                return keyTile(kt, carried);
              Value k0 = mul(kt, tileKv);
-             Value rows = arith::MinSIOp::create(b, loc, tileKv, sub(lkv, k0));
+             Value rows =
+                 arith::MinSIOp::create(b, loc, tileKv, sub(shape.lkv, k0));
              Value meet = rangesMeet(
                  querySegments, rangeOf(segments, add(kvOffset, k0), rows));
              auto ifOp = scf::IfOp::create(b, loc, TypeRange(carried), meet,
@@ -317,12 +320,8 @@ void GpuAttentionLowering::emitKernelBody(gpu::LaunchOp launch,
 
 void GpuAttentionLowering::build() {
   Value query = op.getQuery();
-  ForwardShape shape = forwardShapeOf(b, loc, op);
-  lq = shape.lq;
-  lkv = shape.lkv;
-  kvGroup = shape.kvGroup;
-  scale = shape.scale;
-  Value tiles = arith::CeilDivUIOp::create(b, loc, lq, idx(t.tileQ));
+  shape = forwardShapeOf(b, loc, op);
+  Value tiles = arith::CeilDivUIOp::create(b, loc, shape.lq, idx(t.tileQ));
   Value one = idx(1);
 
   auto workgroup = [&](int64_t rows, int64_t cols) {

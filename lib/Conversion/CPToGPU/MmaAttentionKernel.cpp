@@ -156,7 +156,7 @@ private:
   int64_t headDim, valueDim;
   Type elt;
   // Host values used by the kernel.
-  Value lq, lkv, scale, kvGroup;
+  ForwardShape shape;
   // Kernel values.
   Value tid, batch, head, kvHead, qs, ks, vs;
 };
@@ -240,9 +240,10 @@ void MmaAttentionLowering::emitKernelBody(gpu::LaunchOp launch) {
   Value tileIndex = launch.getBlockIds().x;
   head = launch.getBlockIds().y;
   batch = launch.getBlockIds().z;
-  kvHead = arith::DivUIOp::create(b, loc, head, kvGroup);
+  kvHead = arith::DivUIOp::create(b, loc, head, shape.kvGroup);
   Value q0 = mul(tileIndex, idx(kMmaTileQ));
-  Value validQ = arith::MinSIOp::create(b, loc, idx(kMmaTileQ), sub(lq, q0));
+  Value validQ =
+      arith::MinSIOp::create(b, loc, idx(kMmaTileQ), sub(shape.lq, q0));
   Value warpRow0 = mul(warp, idx(mma::kM));
   Value negInf = f32Const(-std::numeric_limits<double>::infinity());
   Value zero = f32Const(0.0);
@@ -264,9 +265,10 @@ void MmaAttentionLowering::emitKernelBody(gpu::LaunchOp launch) {
   Value kvOffset = op.getKvOffset();
   Value tileKv = idx(kMmaTileKv);
   KeyTiles tiles = buildVisibleKeyTiles(b, loc, mods.mask, qFirst, qLast,
-                                        kvOffset, lkv, tileKv);
+                                        kvOffset, shape.lkv, tileKv);
   auto keyRows = [&](Value kt) {
-    return arith::MinSIOp::create(b, loc, tileKv, sub(lkv, mul(kt, tileKv)))
+    return arith::MinSIOp::create(b, loc, tileKv,
+                                  sub(shape.lkv, mul(kt, tileKv)))
         .getResult();
   };
   auto copyKeyTile = [&](Value kt, Value stage) {
@@ -329,7 +331,7 @@ void MmaAttentionLowering::emitKernelBody(gpu::LaunchOp launch) {
       }
     for (Accumulator &tile : s)
       for (Value &v : tile)
-        v = fmul(v, scale);
+        v = fmul(v, shape.scale);
 
     // Masks on the tiles that need them.
     Value k0 = mul(kt, tileKv), rows0 = keyRows(kt);
@@ -465,12 +467,8 @@ void MmaAttentionLowering::emitKernelBody(gpu::LaunchOp launch) {
 
 void MmaAttentionLowering::build() {
   Value query = op.getQuery();
-  ForwardShape shape = forwardShapeOf(b, loc, op);
-  lq = shape.lq;
-  lkv = shape.lkv;
-  kvGroup = shape.kvGroup;
-  scale = shape.scale;
-  Value blocks = arith::CeilDivUIOp::create(b, loc, lq, idx(kMmaTileQ));
+  shape = forwardShapeOf(b, loc, op);
+  Value blocks = arith::CeilDivUIOp::create(b, loc, shape.lq, idx(kMmaTileQ));
   Value one = idx(1);
   int64_t bytes = mmaKernelSharedBytes(headDim, valueDim);
   Value sharedBytes = arith::ConstantIntOp::create(b, loc, bytes, 32);
