@@ -56,7 +56,6 @@ private:
     Value p, dt;
   };
 
-  Value fmul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
   Value fma(Value x, Value y, Value z) {
     return math::FmaOp::create(b, loc, x, y, z);
   }

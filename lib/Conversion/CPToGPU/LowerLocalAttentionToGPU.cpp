@@ -74,12 +74,6 @@ public:
   void build();
 
 private:
-  Value fadd(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
-  Value fmul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
-  Value fmax(Value x, Value y) {
-    return arith::MaximumFOp::create(b, loc, x, y);
-  }
-  Value exp(Value x) { return math::ExpOp::create(b, loc, x); }
   Value load(Value memref, ValueRange at) {
     return memref::LoadOp::create(b, loc, memref, at);
   }

@@ -103,12 +103,6 @@ public:
   void build();
 
 private:
-  Value fadd(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
-  Value fmul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
-  Value fmax(Value x, Value y) {
-    return arith::MaximumFOp::create(b, loc, x, y);
-  }
-  Value exp(Value x) { return math::ExpOp::create(b, loc, x); }
   IndexExpr expr(Value v) { return {&b, loc, v}; }
 
   /// Max or sum of `v` over the 4 lanes of this lane's quad.
