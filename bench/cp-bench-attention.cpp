@@ -4,8 +4,8 @@
 // cp.local_attention_grad) against baselines in the same run. On CPU
 // (default): f32, against the ceilings MachinePeaks.h measures (the widest
 // FMA the CPU has, bf16 dot products, memory bandwidth), and the naive
-// full-score attention of ReferenceAttention.h. On GPU (--device gpu, a program from
-// cp-compile --target=nvvm): bf16, next to the device's dense bf16 peak
+// full-score attention of ReferenceAttention.h. On GPU (--device gpu, a program
+// from cp-compile --target=nvvm): bf16, next to the device's dense bf16 peak
 // (CP_GPU_PEAK_TFLOPS, default the H200's 989). Like cp-run-attention it
 // first emits the IR it measures (--emit-mlir), which bench/run.sh (or
 // scripts/gpu-artifacts.sh) compiles; then it loads the result (--lib) and
@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BenchCases.h"
 #include "MachinePeaks.h"
 #include "cp/TestSupport/DeviceMirror.h"
 #include "cp/TestSupport/ReferenceAttention.h"
@@ -35,50 +36,9 @@
 #include <vector>
 
 using namespace cp::tools;
+using namespace cp::bench;
 
 namespace {
-
-struct BenchCase {
-  int64_t seq, headDim;
-  bool causal;
-  std::string name() const {
-    return "la_s" + std::to_string(seq) + "_d" + std::to_string(headDim) +
-           (causal ? "_causal" : "_none");
-  }
-};
-
-/// What is measured where: shapes, storage type.
-struct Setting {
-  bool gpu;
-  int64_t batch, heads;
-  std::vector<int64_t> lengths;
-  const char *type;
-  int64_t elementBytes() const { return gpu ? 2 : 4; }
-};
-
-Setting settingFor(bool gpu) {
-  if (gpu)
-    return {true, 1, 16, {1024, 4096, 16384}, "bf16"};
-  return {false, 1, 4, {1024, 2048, 4096}, "f32"};
-}
-
-std::vector<BenchCase> cases(const Setting &s) {
-  std::vector<BenchCase> all;
-  for (int64_t length : s.lengths)
-    for (int64_t d : {64, 128})
-      for (bool causal : {false, true})
-        all.push_back({length, d, causal});
-  return all;
-}
-
-/// The backward's shapes (CPU): the forward's two shortest lengths.
-std::vector<BenchCase> gradCases(const Setting &s) {
-  std::vector<BenchCase> all;
-  for (const BenchCase &c : cases(s))
-    if (c.seq <= s.lengths[std::min<size_t>(1, s.lengths.size() - 1)])
-      all.push_back(c);
-  return all;
-}
 
 /// The bf16 table's shapes (CPU): the longest length, D = 128.
 std::vector<BenchCase> bf16Cases(const Setting &s) {
@@ -164,35 +124,6 @@ void emitRegionMlir(const Setting &s, const RegionCase &r) {
       regions.c_str(), t.c_str(), t.c_str(), t.c_str(), t.c_str(), t.c_str());
 }
 
-/// The forward with its lse (@fwd_*) and cp.local_attention_grad (@grad_*)
-/// of one backward case.
-void emitGradMlir(const Setting &s, const BenchCase &c) {
-  std::string dims = std::to_string(s.batch) + "x" + std::to_string(s.heads) +
-                     "x" + std::to_string(c.seq);
-  std::string t = "tensor<" + dims + "x" + std::to_string(c.headDim) + "xf32>";
-  std::string l = "tensor<" + dims + "xf32>";
-  const char *mask = c.causal ? " mask = causal" : "";
-  std::printf("func.func @fwd_%s(%%q: %s, %%k: %s, %%v: %s) -> (%s, %s) {\n"
-              "  %%c0 = arith.constant 0 : index\n"
-              "  %%o, %%lse = cp.local_attention %%q, %%k, %%v offsets(%%c0, "
-              "%%c0)%s\n      : %s, %s, %s -> %s, %s\n"
-              "  return %%o, %%lse : %s, %s\n}\n",
-              c.name().c_str(), t.c_str(), t.c_str(), t.c_str(), t.c_str(),
-              l.c_str(), mask, t.c_str(), t.c_str(), t.c_str(), t.c_str(),
-              l.c_str(), t.c_str(), l.c_str());
-  std::printf("func.func @grad_%s(%%q: %s, %%k: %s, %%v: %s, %%o: %s, %%lse: "
-              "%s, %%do: %s) -> (%s, %s, %s) {\n"
-              "  %%c0 = arith.constant 0 : index\n"
-              "  %%dq, %%dk, %%dv = cp.local_attention_grad %%q, %%k, %%v, %%o, "
-              "%%lse, %%do offsets(%%c0, %%c0)%s\n"
-              "      : %s, %s, %s, %s, %s, %s -> %s, %s, %s\n"
-              "  return %%dq, %%dk, %%dv : %s, %s, %s\n}\n",
-              c.name().c_str(), t.c_str(), t.c_str(), t.c_str(), t.c_str(),
-              l.c_str(), t.c_str(), t.c_str(), t.c_str(), t.c_str(), mask,
-              t.c_str(), t.c_str(), t.c_str(), t.c_str(), l.c_str(), t.c_str(),
-              t.c_str(), t.c_str(), t.c_str(), t.c_str(), t.c_str(), t.c_str());
-}
-
 void emitMlir(const Setting &s) {
   std::printf("// cp-bench-attention: local attention, B=%lld H=%lld, %s\n",
               (long long)s.batch, (long long)s.heads, s.type);
@@ -227,42 +158,8 @@ void emitMlir(const Setting &s) {
     }
     for (const RegionCase &r : regionCases())
       emitRegionMlir(s, r);
-    for (const BenchCase &c : gradCases(s))
-      emitGradMlir(s, c);
+    emitGradMlir(s);
   }
-}
-
-double seconds() {
-  return std::chrono::duration<double>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-/// Dense-equivalent attention FLOPs (QK^T and PV, 2 per multiply-add) and
-/// the FLOPs a causal mask leaves.
-double usefulFlops(const Setting &s, const BenchCase &c) {
-  double perHead = 4.0 * c.headDim;
-  double pairs =
-      c.causal ? c.seq * (c.seq + 1) / 2.0 : static_cast<double>(c.seq) * c.seq;
-  return perHead * pairs * s.batch * s.heads;
-}
-
-/// FlashAttention-2 backward FLOPs the mask leaves: per visible pair, S = QK^T
-/// recomputed (2D), dP = dO V^T (2Dv), dV += P^T dO (2Dv), dQ += dS K (2D)
-/// and dK += dS^T Q (2D), 2.5x the forward's 4D when Dv = D.
-double usefulGradFlops(const Setting &s, const BenchCase &c) {
-  return usefulFlops(s, c) / (4.0 * c.headDim) * 10.0 * c.headDim;
-}
-
-/// Best of `reps` runs of `fn`, in seconds.
-template <typename Fn> double best(int reps, Fn fn) {
-  double t = 1e30;
-  for (int r = 0; r < reps; ++r) {
-    double start = seconds();
-    fn();
-    t = std::min(t, seconds() - start);
-  }
-  return t;
 }
 
 /// The naive baseline on `threads` threads (split over heads).
@@ -292,63 +189,6 @@ double naiveSeconds(const Setting &s, const BenchCase &c,
   });
 }
 
-/// bf16 bits of `f`, rounded to nearest even.
-uint16_t toBf16(float f) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, 4);
-  bits += 0x7fff + ((bits >> 16) & 1);
-  return static_cast<uint16_t>(bits >> 16);
-}
-
-/// One case's inputs in the setting's storage type, as raw bytes.
-struct Inputs {
-  std::vector<float> q, k, v;
-  std::vector<unsigned char> qBytes, kBytes, vBytes, outBytes;
-};
-
-/// Descriptors of one case's Q, K, V and output bytes, [B, H, S, D].
-struct Operands {
-  Descriptor<4> q, k, v, out;
-};
-
-Operands describe(Inputs &in, const Setting &s, const BenchCase &c) {
-  int64_t sizes[4] = {s.batch, s.heads, c.seq, c.headDim};
-  return {denseDescriptor<4>(in.qBytes.data(), sizes),
-          denseDescriptor<4>(in.kBytes.data(), sizes),
-          denseDescriptor<4>(in.vBytes.data(), sizes),
-          denseDescriptor<4>(in.outBytes.data(), sizes)};
-}
-
-Inputs makeInputs(const Setting &s, const BenchCase &c) {
-  int64_t n = s.batch * s.heads * c.seq * c.headDim;
-  Inputs in;
-  in.q.resize(n);
-  in.k.resize(n);
-  in.v.resize(n);
-  for (int64_t i = 0; i < n; ++i) {
-    in.q[i] = std::sin(0.37 * i);
-    in.k[i] = std::cos(0.11 * i);
-    in.v[i] = std::sin(0.05 * i + 1);
-  }
-  auto store = [&](const std::vector<float> &values,
-                   std::vector<unsigned char> &bytes) {
-    bytes.resize(n * s.elementBytes());
-    for (int64_t i = 0; i < n; ++i) {
-      if (s.gpu) {
-        uint16_t h = toBf16(values[i]);
-        std::memcpy(&bytes[i * 2], &h, 2);
-      } else {
-        std::memcpy(&bytes[i * 4], &values[i], 4);
-      }
-    }
-  };
-  store(in.q, in.qBytes);
-  store(in.k, in.kBytes);
-  store(in.v, in.vBytes);
-  in.outBytes.resize(n * s.elementBytes());
-  return in;
-}
-
 /// Visible (query, key) pairs of a region case at `seq` positions.
 double regionPairs(const RegionCase &r, int64_t seq) {
   if (r.document) {
@@ -376,21 +216,6 @@ std::function<void()> f32Call(const Setting &setting, void *handle,
   auto in = std::make_shared<Inputs>(makeInputs(setting, c));
   auto o = std::make_shared<Operands>(describe(*in, setting, c));
   return [entry, in, o] { entry(&o->q, &o->k, &o->v, &o->out); };
-}
-
-/// Best seconds of `a` and of `b`, measured in alternation (5 rounds after
-/// a warm-up): on a shared machine, two rates taken a minute apart can
-/// differ by more than the effect being measured.
-std::pair<double, double> alternateBest(const std::function<void()> &a,
-                                        const std::function<void()> &b) {
-  a();
-  b();
-  double ta = 1e30, tb = 1e30;
-  for (int round = 0; round < 5; ++round) {
-    ta = std::min(ta, best(1, a));
-    tb = std::min(tb, best(1, b));
-  }
-  return {ta, tb};
 }
 
 /// The mask_mod / score_mod table: each case's rate on the pairs it leaves
@@ -459,9 +284,7 @@ bool runBf16(const Setting &setting, void *handle, const std::string &dotLib) {
   using Entry = void (*)(void *, void *, void *, void *);
   for (const BenchCase &c : bf16Cases(setting)) {
     std::function<void()> f32 = f32Call(setting, handle, c);
-    Setting bf16 = setting;
-    bf16.gpu = true; // makeInputs: bf16 bytes
-    Inputs in = makeInputs(bf16, c);
+    Inputs in = makeInputs(setting, c, /*bf16=*/true);
     Operands o = describe(in, setting, c);
     std::string symbol = "_mlir_ciface_" + c.name() + "_bf16";
     for (auto [lib, label] : {std::pair(handle, "widened to f32 FMAs"),
@@ -488,52 +311,94 @@ bool runBf16(const Setting &setting, void *handle, const std::string &dotLib) {
   return true;
 }
 
-/// The backward table: cp.local_attention_grad (given the forward's output
-/// and lse) next to the forward with lse at the same shape.
-bool runGrad(const Setting &setting, void *handle, const std::string &lib,
-             double peakGflops) {
-  std::printf("\nbackward (cp.local_attention_grad), FA2 backward FLOPs the "
-              "mask leaves (10 D per visible pair)\n");
+/// Which tables a run prints (--tables forward,bf16,regions,backward).
+struct Tables {
+  bool forward = true, bf16 = true, regions = true, backward = true;
+  /// Keeps only the comma-separated `list`; false on an unknown name.
+  bool parse(const std::string &list) {
+    forward = bf16 = regions = backward = false;
+    size_t start = 0;
+    while (start <= list.size()) {
+      size_t end = std::min(list.find(',', start), list.size());
+      std::string name = list.substr(start, end - start);
+      if (name == "forward")
+        forward = true;
+      else if (name == "bf16")
+        bf16 = true;
+      else if (name == "regions")
+        regions = true;
+      else if (name == "backward")
+        backward = true;
+      else
+        return false;
+      start = end + 1;
+    }
+    return true;
+  }
+};
+
+/// The forward table: every case of cases(), against the naive baseline
+/// (CPU) or FlashAttention-3 (GPU).
+bool runForward(const Setting &setting, void *handle, const std::string &lib,
+                double peakGflops, bool naive, unsigned threads,
+                double anchorNone, double anchorCausal) {
+  bool gpu = setting.gpu;
+  std::printf("local attention, B=%lld H=%lld, %s; the rate counts the "
+              "FLOPs the mask leaves (causal: about half)\n",
+              (long long)setting.batch, (long long)setting.heads, setting.type);
+  const char *unit = gpu ? "TFLOP/s" : "GFLOP/s";
+  double scale = gpu ? 1e12 : 1e9;
   std::printf("%-8s %-5s %-7s %10s %9s %8s %12s %9s\n", "S_local", "D", "mask",
-              "time_ms", "GFLOP/s", "of_peak", "fwd_GFLOP/s", "bwd/fwd");
-  using P = void *;
-  for (const BenchCase &c : gradCases(setting)) {
-    auto fwd = reinterpret_cast<void (*)(P, P, P, P, P)>(
-        dlsym(handle, ("_mlir_ciface_fwd_" + c.name()).c_str()));
-    auto grad = reinterpret_cast<void (*)(P, P, P, P, P, P, P, P, P)>(
-        dlsym(handle, ("_mlir_ciface_grad_" + c.name()).c_str()));
-    if (!fwd || !grad) {
-      std::fprintf(stderr, "cp-bench-attention: %s's backward not in %s\n",
+              "time_ms", unit, "of_peak",
+              naive ? "naive_GFLOP/s" : (gpu ? "of_FA3" : ""),
+              naive ? "speedup" : "");
+  double noneTime = 0;
+  for (const BenchCase &c : cases(setting)) {
+    Inputs in = makeInputs(setting, c);
+    auto entry = reinterpret_cast<void (*)(void *, void *, void *, void *)>(
+        dlsym(handle, ("_mlir_ciface_" + c.name()).c_str()));
+    if (!entry) {
+      std::fprintf(stderr, "cp-bench-attention: %s not in %s\n",
                    c.name().c_str(), lib.c_str());
       return false;
     }
-    Inputs in = makeInputs(setting, c);
-    int64_t n = setting.batch * setting.heads * c.seq * c.headDim;
-    std::vector<float> o(n), lse(setting.batch * setting.heads * c.seq),
-        gradOut(n), dq(n), dk(n), dv(n);
-    for (int64_t i = 0; i < n; ++i)
-      gradOut[i] = std::sin(0.21 * i + 2);
-    int64_t sizes[4] = {setting.batch, setting.heads, c.seq, c.headDim};
-    auto dQ = denseDescriptor<4>(in.qBytes.data(), sizes);
-    auto dK = denseDescriptor<4>(in.kBytes.data(), sizes);
-    auto dV = denseDescriptor<4>(in.vBytes.data(), sizes);
-    auto dO = denseDescriptor<4>(o.data(), sizes);
-    auto dLse = denseDescriptor<3>(lse.data(), sizes);
-    auto dG = denseDescriptor<4>(gradOut.data(), sizes);
-    auto dDq = denseDescriptor<4>(dq.data(), sizes);
-    auto dDk = denseDescriptor<4>(dk.data(), sizes);
-    auto dDv = denseDescriptor<4>(dv.data(), sizes);
-    fwd(&dQ, &dK, &dV, &dO, &dLse);
-    double tf = best(3, [&] { fwd(&dQ, &dK, &dV, &dO, &dLse); });
-    grad(&dQ, &dK, &dV, &dO, &dLse, &dG, &dDq, &dDk, &dDv); // warm-up
-    double tb =
-        best(3, [&] { grad(&dQ, &dK, &dV, &dO, &dLse, &dG, &dDq, &dDk, &dDv); });
-    double rate = usefulGradFlops(setting, c) / tb / 1e9;
-    std::printf("%-8lld %-5lld %-7s %10.2f %9.1f %7.1f%% %12.1f %8.2fx\n",
+    Operands o = describe(in, setting, c);
+    std::optional<DeviceMirror> device;
+    if (gpu) {
+      device.emplace();
+      for (auto *d : {&o.q, &o.k, &o.v, &o.out})
+        device->mirror(*d, in.qBytes.size());
+      device->synchronize();
+    }
+    entry(&o.q, &o.k, &o.v, &o.out); // warm-up
+    double t = best(3, [&] { entry(&o.q, &o.k, &o.v, &o.out); });
+    double rate = usefulFlops(setting, c) / t / scale;
+    std::string naiveRate, speedup;
+    if (gpu) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.1f%%",
+                    100 * rate / (c.causal ? anchorCausal : anchorNone));
+      naiveRate = buf;
+    }
+    if (naive) {
+      double tn = naiveSeconds(setting, c, in.q, in.k, in.v, threads);
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.1f",
+                    usefulFlops(setting, c) / tn / 1e9);
+      naiveRate = buf;
+      std::snprintf(buf, sizeof buf, "%.1fx", tn / t);
+      speedup = buf;
+    }
+    std::printf("%-8lld %-5lld %-7s %10.2f %9.1f %7.1f%% %12s %9s\n",
                 (long long)c.seq, (long long)c.headDim,
-                c.causal ? "causal" : "none", tb * 1e3, rate,
-                100 * rate / peakGflops,
-                usefulFlops(setting, c) / tf / 1e9, tb / tf);
+                c.causal ? "causal" : "none", t * 1e3, rate,
+                100 * rate * scale / 1e9 / peakGflops, naiveRate.c_str(),
+                speedup.c_str());
+    if (!c.causal)
+      noneTime = t;
+    else
+      std::printf("%-8s %-5s %-7s causal is %.2fx faster than none\n", "", "",
+                  "", noneTime / t);
   }
   return true;
 }
@@ -543,6 +408,7 @@ bool runGrad(const Setting &setting, void *handle, const std::string &lib,
 int main(int argc, char **argv) {
   std::string lib, dotLib;
   bool naive = true, gpu = false, emit = false;
+  Tables tables;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--emit-mlir")
@@ -555,11 +421,13 @@ int main(int argc, char **argv) {
       naive = false;
     else if (a == "--device" && i + 1 < argc)
       gpu = std::string(argv[++i]) == "gpu";
+    else if (a == "--tables" && i + 1 < argc && tables.parse(argv[i + 1]))
+      ++i;
     else {
       std::fprintf(stderr,
                    "usage: cp-bench-attention [--device cpu|gpu] "
                    "(--emit-mlir | --lib FILE.so [--bf16-dot-lib FILE.so] "
-                   "[--no-naive])\n");
+                   "[--no-naive] [--tables forward,bf16,regions,backward])\n");
       return 2;
     }
   }
@@ -627,68 +495,13 @@ int main(int argc, char **argv) {
     std::printf("memory bandwidth, triad, %u threads: %.1f GB/s\n", threads,
                 cp::bench::triadBandwidthGBs(threads));
   }
-  std::printf("local attention, B=%lld H=%lld, %s; the rate counts the "
-              "FLOPs the mask leaves (causal: about half)\n",
-              (long long)setting.batch, (long long)setting.heads, setting.type);
-  const char *unit = gpu ? "TFLOP/s" : "GFLOP/s";
-  double scale = gpu ? 1e12 : 1e9;
-  std::printf("%-8s %-5s %-7s %10s %9s %8s %12s %9s\n", "S_local", "D", "mask",
-              "time_ms", unit, "of_peak",
-              naive ? "naive_GFLOP/s" : (gpu ? "of_FA3" : ""),
-              naive ? "speedup" : "");
-  double noneTime = 0;
-  for (const BenchCase &c : cases(setting)) {
-    Inputs in = makeInputs(setting, c);
-    auto entry = reinterpret_cast<void (*)(void *, void *, void *, void *)>(
-        dlsym(handle, ("_mlir_ciface_" + c.name()).c_str()));
-    if (!entry) {
-      std::fprintf(stderr, "cp-bench-attention: %s not in %s\n",
-                   c.name().c_str(), lib.c_str());
-      return 1;
-    }
-    Operands o = describe(in, setting, c);
-    std::optional<DeviceMirror> device;
-    if (gpu) {
-      device.emplace();
-      for (auto *d : {&o.q, &o.k, &o.v, &o.out})
-        device->mirror(*d, in.qBytes.size());
-      device->synchronize();
-    }
-    entry(&o.q, &o.k, &o.v, &o.out); // warm-up
-    double t = best(3, [&] { entry(&o.q, &o.k, &o.v, &o.out); });
-    double rate = usefulFlops(setting, c) / t / scale;
-    std::string naiveRate, speedup;
-    if (gpu) {
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "%.1f%%",
-                    100 * rate / (c.causal ? anchorCausal : anchorNone));
-      naiveRate = buf;
-    }
-    if (naive) {
-      double tn = naiveSeconds(setting, c, in.q, in.k, in.v, threads);
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "%.1f",
-                    usefulFlops(setting, c) / tn / 1e9);
-      naiveRate = buf;
-      std::snprintf(buf, sizeof buf, "%.1fx", tn / t);
-      speedup = buf;
-    }
-    std::printf("%-8lld %-5lld %-7s %10.2f %9.1f %7.1f%% %12s %9s\n",
-                (long long)c.seq, (long long)c.headDim,
-                c.causal ? "causal" : "none", t * 1e3, rate,
-                100 * rate * scale / 1e9 / peakGflops, naiveRate.c_str(),
-                speedup.c_str());
-    if (!c.causal)
-      noneTime = t;
-    else
-      std::printf("%-8s %-5s %-7s causal is %.2fx faster than none\n", "", "",
-                  "", noneTime / t);
-  }
-  if (!gpu)
-    return runBf16(setting, handle, dotLib) &&
-                   runRegions(setting, handle, lib, peakGflops) &&
-                   runGrad(setting, handle, lib, peakGflops)
-               ? 0
-               : 1;
-  return 0;
+  if (tables.forward && !runForward(setting, handle, lib, peakGflops, naive,
+                                    threads, anchorNone, anchorCausal))
+    return 1;
+  if (gpu)
+    return 0;
+  bool ok = (!tables.bf16 || runBf16(setting, handle, dotLib)) &&
+            (!tables.regions || runRegions(setting, handle, lib, peakGflops)) &&
+            (!tables.backward || runGrad(setting, handle, lib, peakGflops));
+  return ok ? 0 : 1;
 }

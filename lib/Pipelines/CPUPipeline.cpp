@@ -32,6 +32,7 @@ void mlir::cp::buildCPULoweringPipeline(OpPassManager &pm,
   LowerLocalAttentionPassOptions tiles;
   tiles.tileQ = options.tileQ;
   tiles.tileKv = options.tileKv;
+  tiles.gradTileKv = options.gradTileKv;
   tiles.vectorWidth = options.vectorWidth;
   tiles.microRows = options.microRows;
   tiles.microVectors = options.microVectors;

@@ -7,7 +7,7 @@
 
 // OPTIONS: error: cp-lower-local-attention: tile-q (20) must be a multiple of vector-width * micro-vectors (8 * 2 = 16)
 // RUN: not cp-opt %s -cp-lower-local-attention=tile-q=-3 -split-input-file 2>&1 | FileCheck %s --check-prefix=NONPOSITIVE
-// NONPOSITIVE: error: cp-lower-local-attention: tile-q, tile-kv, vector-width, micro-rows and micro-vectors must be positive, got -3, 64, 8, 6, 2
+// NONPOSITIVE: error: cp-lower-local-attention: tile-q, tile-kv, grad-tile-kv, vector-width, micro-rows and micro-vectors must be positive, got -3, 64, 128, 8, 6, 2
 
 // Nothing of size Lq x Lkv (40 x 100 here) is ever allocated.
 // RUN: cp-opt %s -cp-lower-local-attention -split-input-file | FileCheck %s --check-prefix=NO-LQ-LKV

@@ -153,7 +153,15 @@ def LowerLocalAttentionPass : Pass<"cp-lower-local-attention"> {
     pair panels (two adjacent rows per lane), and the probabilities are
     rounded to bf16 pairs (two adjacent keys per query) before the second
     product. A remark says why a bf16 op keeps the f32 path (odd or dynamic
-    D, non-contiguous K rows, odd tile-kv). Scratch
+    D, non-contiguous K rows, odd tile-kv).
+
+    `cp.buffer.local_attention_grad` becomes the FlashAttention-2 backward
+    on the same kernels (docs/Lowering.md, "The backward"): `scf.parallel`
+    over (batch, KV head); per query head of the group, Q, dO, lse and
+    `rowsum(dO o O)` are packed once; then for each key tile of
+    `grad-tile-kv` rows, every visible query tile recomputes P from the
+    lse and adds its products to f32 dK/dV/dQ accumulators that only that
+    thread writes. Scratch
     per query tile is `memref.alloca` inside the `scf.parallel` (an
     automatic allocation scope); no `Lq x Lkv` buffer is ever created.
 
@@ -177,6 +185,10 @@ def LowerLocalAttentionPass : Pass<"cp-lower-local-attention"> {
            "Query rows per tile (a multiple of vector-width * micro-vectors)">,
     Option<"tileKv", "tile-kv", "int64_t", /*default=*/"64",
            "Key/value rows per tile">,
+    Option<"gradTileKv", "grad-tile-kv", "int64_t", /*default=*/"128",
+           "Key/value rows per tile of cp.buffer.local_attention_grad (its "
+           "dK/dV accumulators stay in cache while every query tile passes, "
+           "so a taller tile halves the query-side traffic)">,
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"8",
            "f32 lanes per vector">,
     Option<"microRows", "micro-rows", "int64_t", /*default=*/"6",

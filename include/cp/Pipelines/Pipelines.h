@@ -52,6 +52,10 @@ struct CPULoweringOptions : public PassPipelineOptions<CPULoweringOptions> {
   PassOptions::Option<int64_t> tileKv{
       *this, "tile-kv", llvm::cl::desc("cp-lower-local-attention tile-kv"),
       llvm::cl::init(64)};
+  PassOptions::Option<int64_t> gradTileKv{
+      *this, "grad-tile-kv",
+      llvm::cl::desc("cp-lower-local-attention grad-tile-kv"),
+      llvm::cl::init(128)};
   PassOptions::Option<int64_t> vectorWidth{
       *this, "vector-width",
       llvm::cl::desc("cp-lower-local-attention vector-width"),

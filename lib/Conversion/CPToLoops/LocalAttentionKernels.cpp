@@ -16,23 +16,30 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/X86Vector/X86VectorDialect.h"
+#include "llvm/ADT/bit.h"
 
 using namespace mlir;
 using namespace mlir::cp;
 using namespace mlir::cp::detail;
 
 void TileKernels::forRowBlocks(Value begin, Value end,
-                                     function_ref<void(Value, int64_t)> block) {
-  int64_t mr = t.microRows;
-  Value fullEnd = end;
-  if (mr > 1) {
-    Value count = sub(end, begin);
-    Value full = mul(arith::DivUIOp::create(b, loc, count, idx(mr)), idx(mr));
-    fullEnd = add(begin, full);
+                               function_ref<void(Value, int64_t)> block) {
+  // Blocks of microRows rows, then what remains (fewer than microRows rows)
+  // in blocks of descending powers of two, at most one of each: a remainder
+  // of 4 rows is one block of 4, not four single rows, each of which would
+  // have too few independent accumulators to hide the FMA latency.
+  Value start = begin;
+  for (int64_t rows = t.microRows; rows >= 1;
+       rows = rows == t.microRows ? llvm::bit_floor(uint64_t(rows - 1))
+                                  : rows / 2) {
+    Value stop = end;
+    if (rows > 1) {
+      Value count = arith::DivUIOp::create(b, loc, sub(end, start), idx(rows));
+      stop = add(start, mul(count, idx(rows)));
+    }
+    loop(start, stop, rows, [&](Value r0) { block(r0, rows); });
+    start = stop;
   }
-  loop(begin, fullEnd, mr, [&](Value r0) { block(r0, mr); });
-  if (mr > 1)
-    loop(fullEnd, end, 1, [&](Value r0) { block(r0, 1); });
 }
 
 void TileKernels::broadcastFmaKernel(

@@ -138,7 +138,8 @@ protected:
   }
 
   /// Calls `block(r0, rows)` for consecutive row blocks of [begin, end):
-  /// blocks of `microRows` rows, then single rows for the remainder.
+  /// blocks of `microRows` rows, then the remainder in at most one block of
+  /// each power of two below microRows (6 rows: 6, 6, ..., 4, 2, 1).
   void forRowBlocks(Value begin, Value end,
                     function_ref<void(Value, int64_t)> block);
 
@@ -295,22 +296,36 @@ public:
   void build();
 
 private:
-  struct GradScratch;
-  void emitKeyTile(Value batch, Value kvHead, Value k0, Value rows,
-                   const GradScratch &s);
-  void emitTilePair(Value batch, Value head, Value kvHead, Value q0,
-                    Value validQ, Value k0, Value rows, const GradScratch &s);
-  void packQueryTile(Value batch, Value head, Value q0, Value validQ,
-                     const GradScratch &s);
+  struct QueryPack;
+  struct PairScratch;
+  /// Packs query head `head`'s Q, dO, lse and D_i into `p` and zeroes its
+  /// dQ accumulator.
+  void packQueries(Value batch, Value head, const QueryPack &p);
+  /// Every query tile of `head` that can see the key tile [k0, k0 + rows).
+  void emitKeyTile(Value batch, Value head, Value kvHead, Value k0, Value rows,
+                   const QueryPack &p, const PairScratch &s);
+  void emitTilePair(Value batch, Value head, Value kvHead, Value tile,
+                    Value validQ, Value k0, Value rows, const QueryPack &p,
+                    const PairScratch &s);
   void applyScoreMod(Value batch, Value head, Value qFirst, Value validQ,
-                     Value kFirst, Value rows, const GradScratch &s);
+                     Value kFirst, Value rows, const PairScratch &s);
+  /// A K or V operand as f32 [B, Hkv, Lkv, padded], rows zero padded from
+  /// `width`.
+  Value packRows(Value source, Value width, Value padded);
+  /// to[batch, head, r, d] = from[r, d] in to's element type, for r <
+  /// count and d < width.
+  void storeRows(Value from, Value to, Value batch, Value head, Value count,
+                 Value width);
 
   BufferLocalAttentionGradOp op;
   // Set by build().
   Value lq, lkv, headDim, valueDim, keyLanes, valueLanes, scale, kvGroup;
-  /// K as f32 [B, Hkv, Lkv, D'] zero padded to whole register blocks, and
-  /// the f32 dQ accumulator [B, H, Lq, D'].
-  Value key, gradQuery;
+  /// K as f32 [B, Hkv, Lkv, D'] zero padded to whole register blocks; V
+  /// itself when it is f32, else as f32 [B, Hkv, Lkv, Dv].
+  Value key, value;
+  /// The f32 dK and dV accumulators [Lkv, D'] and [Lkv, Dv'] of the KV head
+  /// a parallel iteration owns.
+  Value gradKey, gradValue;
   /// The segment range of each query tile, for a document mask.
   SegmentRanges querySegments;
 };

@@ -166,11 +166,10 @@ Value AttentionLowering::packValuePairPanels() {
           // Rows past the last (an odd Lkv) and lanes past Dv are zero.
           Value rowExists = lessThan(row, lkv);
           Value dEnd = select(rowExists, valueDim, idx(0));
-          packRow(
-              packed, dEnd, valueLanes, zero, at, [&](Value d) -> Value {
-                return memref::LoadOp::create(
-                    b, loc, source, ValueRange{batch, kvHead, row, d});
-              });
+          packRow(packed, dEnd, valueLanes, zero, at, [&](Value d) -> Value {
+            return memref::LoadOp::create(b, loc, source,
+                                          ValueRange{batch, kvHead, row, d});
+          });
         }
       });
   return packed;
@@ -329,8 +328,8 @@ void AttentionLowering::emitQueryTile(Value batch, Value head, Value kvHead,
         scf::YieldOp::create(b, loc);
       });
     if (op.getExplicitMask())
-      applyExplicitMask(op.getExplicitMask(), batch, head, q0, validQ, k0,
-                        rows, s.st);
+      applyExplicitMask(op.getExplicitMask(), batch, head, q0, validQ, k0, rows,
+                        s.st);
     if (mods.evaluatesMaskMod()) {
       auto apply = [&] {
         applyModFunction(mods.maskMod, /*isMask=*/true, op.getModOperands(),
@@ -435,9 +434,9 @@ void AttentionLowering::build() {
         }
         s.st = scratchTile(Value(), t.tileKv, Value(), t.tileQ);
         s.acc = scratchTile(Value(), t.tileQ, valueLanes,
-                        ShapedType::isDynamic(staticDv)
-                            ? ShapedType::kDynamic
-                            : llvm::divideCeil(staticDv, block) * block);
+                            ShapedType::isDynamic(staticDv)
+                                ? ShapedType::kDynamic
+                                : llvm::divideCeil(staticDv, block) * block);
         s.rowMax = scratchRow();
         s.rowSum = scratchRow();
         s.alpha = scratchRow();
@@ -469,13 +468,17 @@ struct LowerLocalAttentionPass
   void runOnOperation() override {
     TileSizes sizes{tileQ,     tileKv,       vectorWidth,
                     microRows, microVectors, bf16Dot};
-    if (sizes.tileQ <= 0 || sizes.tileKv <= 0 || sizes.vectorWidth <= 0 ||
-        sizes.microRows <= 0 || sizes.microVectors <= 0) {
+    TileSizes gradSizes = sizes;
+    gradSizes.tileKv = gradTileKv;
+    if (sizes.tileQ <= 0 || sizes.tileKv <= 0 || gradSizes.tileKv <= 0 ||
+        sizes.vectorWidth <= 0 || sizes.microRows <= 0 ||
+        sizes.microVectors <= 0) {
       getOperation()->emitError("cp-lower-local-attention: tile-q, tile-kv, "
-                                "vector-width, micro-rows and micro-vectors "
-                                "must be positive, got ")
-          << sizes.tileQ << ", " << sizes.tileKv << ", " << sizes.vectorWidth
-          << ", " << sizes.microRows << ", " << sizes.microVectors;
+                                "grad-tile-kv, vector-width, micro-rows and "
+                                "micro-vectors must be positive, got ")
+          << sizes.tileQ << ", " << sizes.tileKv << ", " << gradSizes.tileKv
+          << ", " << sizes.vectorWidth << ", " << sizes.microRows << ", "
+          << sizes.microVectors;
       return signalPassFailure();
     }
     int64_t block = sizes.vectorWidth * sizes.microVectors;
@@ -491,7 +494,7 @@ struct LowerLocalAttentionPass
       return success();
     };
     auto lowerGrad = [&](BufferLocalAttentionGradOp op) {
-      AttentionGradLowering(op, sizes).build();
+      AttentionGradLowering(op, gradSizes).build();
       return success();
     };
     if (failed(lowerBufferAttentions(getOperation(), lowerOne, lowerGrad)))
