@@ -16,12 +16,6 @@
 
 namespace mlir::cp::detail {
 
-/// Query rows per workgroup (4 warps of 16 rows) and keys per staged tile.
-constexpr int64_t kMmaTileQ = 64, kMmaTileKv = 64, kMmaWarps = 4;
-/// The largest head dim D and value dim Dv the kernel takes: its
-/// accumulators and Q fragments must fit the register file without spills.
-constexpr int64_t kMmaMaxHeadDim = 128;
-
 /// Why the tensor-core kernel cannot lower `op`, as a sentence naming the
 /// numbers; empty when it can.
 std::string mmaKernelUnsupportedReason(BufferLocalAttentionOp op);
