@@ -29,6 +29,7 @@ void mlir::cp::buildSchemeAndBufferizationPipeline(OpPassManager &pm,
   pm.addPass(createChooseSchemePass(choose));
   ApplySchemePassOptions apply;
   apply.scheme = scheme;
+  apply.machine = machine.str();
   apply.unrollRing = unrollRing;
   pm.addPass(createApplySchemePass(apply));
   pm.addPass(createCanonicalizerPass());

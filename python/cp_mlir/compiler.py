@@ -23,11 +23,15 @@ def _pipeline_options(options):
     return " ".join(parts)
 
 
-def apply_scheme(module, scheme, canonicalize=True):
+def apply_scheme(module, scheme, canonicalize=True, machine=None):
     """Runs cp-apply-scheme{scheme=...} (then canonicalize) on ``module`` in
     place and returns it. A scheme whose constraints fail raises MLIRError
-    naming the op, the scheme and the violated rule."""
-    pipeline = f"cp-apply-scheme{{scheme={scheme}}}"
+    naming the op, the scheme and the violated rule. ``scheme='auto'`` is
+    resolved by cp-choose-scheme with the cost model of ``machine`` (a
+    preset: 'h200-nvlink', the pass's default, 'multinode-ib' or
+    'host-mpi')."""
+    text = _pipeline_options(dict(scheme=scheme, machine=machine))
+    pipeline = f"cp-apply-scheme{{{text}}}"
     if canonicalize:
         pipeline += ",canonicalize"
     module.run_pipeline(pipeline)
@@ -75,19 +79,22 @@ def _as_module(source, context):
 
 
 def compile_cpu(source, scheme=None, output=None, function=None, options=None,
-                context=None):
+                context=None, machine="host-mpi"):
     """Compiles an AttentionLayer, a Module or MLIR text for CPU ranks.
 
     The scheme is applied here, in process, so that a scheme that cannot
     apply raises MLIRError with the compiler's diagnostics; cp-compile then
     lowers (cp-lower-to-cpu), optimizes and links against libcp_runtime.
-    ``options`` are more cp-lower-to-cpu options (dict). Returns a
-    CompiledProgram; without ``output`` the .so lives in a temporary
-    directory as long as the program object.
+    ``scheme='auto'`` is resolved on ``machine``, by default the preset
+    that cp-lower-to-cpu uses ('host-mpi'), so that it chooses as
+    ``AttentionLayer(scheme='auto')`` does. ``options`` are more
+    cp-lower-to-cpu options (dict). Returns a CompiledProgram; without
+    ``output`` the .so lives in a temporary directory as long as the
+    program object.
     """
     module, layer = _as_module(source, context)
     if scheme:
-        apply_scheme(module, scheme)
+        apply_scheme(module, scheme, machine=machine)
     if function is None:
         function = layer.name if layer else "attention"
     inputs, results = module.signature(function)

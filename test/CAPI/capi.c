@@ -140,6 +140,33 @@ static void testParseRunPrint(MlirContext ctx) {
 // CHECK-SAME: cp.scheme = #cp.scheme<ulysses>
 // CHECK: cp.all_to_all %{{.*}} split_axis = 2 concat_axis = 1
 
+/* `auto` through a pipeline: cp-apply-scheme runs cp-choose-scheme on its
+ * machine option, as the lowering pipelines do. */
+static void testAutoScheme(MlirContext ctx) {
+  const char *machines[] = {"h200-nvlink", "host-mpi"};
+  for (int i = 0; i < 2; ++i) {
+    MlirModule module = cpModuleParse(
+        ctx, mlirStringRefCreateFromCString(kLayerSource),
+        mlirStringRefCreateFromCString("layer.mlir"), printDiagnostic, kParse);
+    char pipeline[128];
+    snprintf(pipeline, sizeof pipeline,
+             "cp-apply-scheme{scheme=auto machine=%s}", machines[i]);
+    MlirLogicalResult ran = cpModuleRunPipeline(
+        module, mlirStringRefCreateFromCString(pipeline), printDiagnostic,
+        kPipeline);
+    printf("auto on %s ran: %d\n", machines[i],
+           mlirLogicalResultIsSuccess(ran));
+    cpModulePrint(module, false, printChunk, NULL);
+    mlirModuleDestroy(module);
+  }
+}
+// CHECK-LABEL: auto on h200-nvlink ran: 1
+// CHECK-NOT: cp.attention %
+// CHECK: cp.local_attention {{.*}} cp.scheme = #cp.scheme<hybrid(2)>
+// CHECK-LABEL: auto on host-mpi ran: 1
+// CHECK-NOT: cp.attention %
+// CHECK: cp.local_attention {{.*}} cp.scheme = #cp.scheme<hybrid(2)>
+
 /* Failures come back as diagnostics with locations, never on stderr. */
 static void testErrors(MlirContext ctx) {
   MlirModule bad = cpModuleParse(
@@ -262,6 +289,7 @@ int main(void) {
   testAttributes(ctx);
   testInvalidAttributes(ctx);
   testParseRunPrint(ctx);
+  testAutoScheme(ctx);
   testErrors(ctx);
   testAttentionLayer(ctx);
   testGeneratedPassEntryPoints(ctx);

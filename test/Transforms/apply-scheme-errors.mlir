@@ -1,6 +1,6 @@
-// Scheme selection is explicit and loud: no scheme is an error, `auto` left
-// unresolved is an error that names cp-choose-scheme, and an option naming
-// no scheme is an error before anything runs.
+// Scheme selection is explicit and loud: no scheme is an error, and an
+// option naming no scheme is an error before anything runs (`auto` is
+// apply-scheme-auto.mlir's).
 // RUN: cp-opt %s --cp-apply-scheme -split-input-file -verify-diagnostics
 // RUN: not cp-opt %s --cp-apply-scheme=scheme=tree -split-input-file 2>&1 | FileCheck %s --check-prefix=OPTION
 // RUN: not cp-opt %s --cp-apply-scheme="scheme=hybrid(1)" -split-input-file 2>&1 | FileCheck %s --check-prefix=DEGREE
@@ -19,12 +19,12 @@ func.func @f(%q: tensor<1x8x16x8xf32>, %k: tensor<1x8x16x8xf32>, %v: tensor<1x8x
 
 // -----
 
-// `auto` is cp-choose-scheme's to resolve; cp-apply-scheme never picks a
-// scheme itself.
+// `auto` is resolved by cp-choose-scheme, run by this pass; when no scheme
+// applies, its one error lists every rejection and the pass fails.
 shard.grid @cp(shape = 4)
-func.func @f(%q: tensor<1x8x16x8xf32>, %k: tensor<1x8x16x8xf32>, %v: tensor<1x8x16x8xf32>) -> tensor<1x8x16x8xf32> {
-  // expected-error @+1 {{has scheme auto, which cp-choose-scheme resolves: run cp-choose-scheme before cp-apply-scheme (the cp-lower-to-cpu and cp-lower-to-nvvm pipelines do)}}
-  %o = cp.attention %q, %k, %v on @cp grid_axes = [0] scheme = auto
-      : tensor<1x8x16x8xf32>, tensor<1x8x16x8xf32>, tensor<1x8x16x8xf32> -> tensor<1x8x16x8xf32>
-  return %o : tensor<1x8x16x8xf32>
+func.func @f(%q: tensor<1x6x15x8xf32>, %k: tensor<1x6x15x8xf32>, %v: tensor<1x6x15x8xf32>) -> tensor<1x6x15x8xf32> {
+  // expected-error-re @+1 {{scheme auto found no applicable scheme on machine h200-nvlink: allgather: needs 33.8 KiB per rank, more than the machine's 1.0 KiB; ulysses: {{.*}}; zigzag: zigzag splits{{.*}}}}
+  %o = cp.attention %q, %k, %v on @cp grid_axes = [0] scheme = auto {cp.machine = {memory = 1000}}
+      : tensor<1x6x15x8xf32>, tensor<1x6x15x8xf32>, tensor<1x6x15x8xf32> -> tensor<1x6x15x8xf32>
+  return %o : tensor<1x6x15x8xf32>
 }

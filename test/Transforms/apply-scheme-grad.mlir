@@ -183,22 +183,6 @@ func.func @head_tail(%q: tensor<1x8x64x32xf32>, %k: tensor<1x2x64x32xf32>,
 
 shard.grid @cp(shape = 4)
 
-func.func @auto_unresolved(%q: tensor<1x8x64x32xf32>, %k: tensor<1x2x64x32xf32>,
-                           %v: tensor<1x2x64x32xf32>, %o: tensor<1x8x64x32xf32>,
-                           %lse: tensor<1x8x64xf32>, %do: tensor<1x8x64x32xf32>) {
-  // expected-error @+1 {{has scheme auto, which cp-choose-scheme resolves: run cp-choose-scheme before cp-apply-scheme}}
-  %dq, %dk, %dv = cp.attention_grad %q, %k, %v, %o, %lse, %do
-      on @cp grid_axes = [0] scheme = auto
-      : tensor<1x8x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32>,
-        tensor<1x8x64x32xf32>, tensor<1x8x64xf32>, tensor<1x8x64x32xf32>
-      -> tensor<1x8x64x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32>
-  return
-}
-
-// -----
-
-shard.grid @cp(shape = 4)
-
 func.func @dynamic_gradient(%q: tensor<1x8x64x32xf32>, %k: tensor<1x2x64x32xf32>,
                             %v: tensor<1x2x64x32xf32>, %o: tensor<1x8x64x32xf32>,
                             %lse: tensor<1x8x64xf32>, %do: tensor<1x8x64x32xf32>) {

@@ -56,3 +56,24 @@ def test_bad_pipeline_and_bad_target():
     assert "'no-such-pass' does not refer to a registered pass" in info.value.diagnostics[0]
     with pytest.raises(ValueError, match="target must be 'cpu' or 'nvvm'"):
         cp_mlir.lower(layer(), target="tpu")
+
+
+@pytest.mark.parametrize("machine,chosen", [
+    (None, "hybrid(2)"),
+    ("h200-nvlink", "hybrid(2)"),
+    ("host-mpi", "ulysses"),
+])
+def test_apply_scheme_resolves_auto(machine, chosen):
+    # apply_scheme runs cp-choose-scheme for `auto` on the given machine;
+    # at this shape the machine decides the scheme.
+    module = cp_mlir.apply_scheme(layer(Hkv=8, S=256, D=32), "auto",
+                                  machine=machine)
+    text = str(module)
+    assert "cp.attention " not in text
+    assert f"cp.scheme = #cp.scheme<{chosen}>" in text
+
+
+def test_apply_scheme_auto_on_an_unknown_machine_is_an_error():
+    with pytest.raises(cp_mlir.MLIRError) as info:
+        cp_mlir.apply_scheme(layer(), "auto", machine="laptop")
+    assert any("unknown machine 'laptop'" in d for d in info.value.diagnostics)

@@ -44,6 +44,7 @@ def allowed(layer, arrays):
     ("ulysses", 4, dict(H=8, Hkv=4, mask="sliding_window(9)")),
     ("hybrid(2)", 4, dict(H=4, Hkv=2, mask="causal", explicit_mask="bool")),
     ("head_tail", 3, dict(H=4, Hkv=1, mask="causal")),
+    ("auto", 4, dict(H=8, Hkv=4, mask="causal")),
 ])
 def test_scheme_matches_numpy(scheme, P, kw):
     layer = cp_mlir.AttentionLayer(S=12 * P, D=8, P=P, **kw)

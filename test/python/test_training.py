@@ -61,15 +61,21 @@ def allowed_mask(mask, s):
     ("ring", 3, dict(H=4, Hkv=2, mask="causal", Dv=4)),
     ("zigzag", 4, dict(H=4, Hkv=2, mask="causal")),
     ("auto", 2, dict(H=4, Hkv=4, mask="none")),
+    ("compile_cpu:auto", 4, dict(H=8, Hkv=4, mask="causal")),
 ])
 def test_training_step_matches_numpy(scheme, P, kw):
-    layer = cp_mlir.AttentionLayer(S=16 * P, D=8, P=P, scheme=scheme,
+    # "compile_cpu:auto": the layer carries no scheme, compile_cpu gets auto.
+    passed = scheme.startswith("compile_cpu:")
+    layer = cp_mlir.AttentionLayer(S=16 * P, D=8, P=P,
+                                   scheme=None if passed else scheme,
                                    training=True, **kw)
     assert layer.argument_names == ["q", "k", "v", "do"]
     shapes = layer.global_shapes()
     rng = np.random.default_rng(11)
     arrays = {n: rng.uniform(-1, 1, shapes[n]) for n in ("q", "k", "v", "do")}
-    o, dq, dk, dv = cp_mlir.run_cpu(cp_mlir.compile_cpu(layer), P, arrays)
+    program = cp_mlir.compile_cpu(
+        layer, scheme=scheme.split(":")[1] if passed else None)
+    o, dq, dk, dv = cp_mlir.run_cpu(program, P, arrays)
     allowed = allowed_mask(layer.mask, layer.S)
     expected_o = reference.attention(arrays["q"], arrays["k"], arrays["v"], allowed)
     expected = reference.attention_grad(arrays["q"], arrays["k"], arrays["v"],

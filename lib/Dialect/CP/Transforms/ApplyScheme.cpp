@@ -5,7 +5,9 @@
 // cp.attention_grad the backward of its scheme (cp.local_attention_grad
 // ops and collectives, docs/Training.md §3). Scheme
 // constraints come from SchemeConstraints.h, traffic from SchemeTraffic.h;
-// scheme = auto is cp-choose-scheme's to resolve, never this pass's. Each
+// scheme = auto is resolved by running cp-choose-scheme (on this pass's
+// `machine`) first, so every entry point that applies a scheme resolves
+// auto with the one cost model the pipelines use. Each
 // scheme, built in or a plugin's, is the SchemeDefinition registered for it
 // (SchemeDefinition.h), whose rewrite builds on SchemeBuilder.h.
 //
@@ -19,6 +21,7 @@
 #include "cp/Dialect/CP/Transforms/SchemeBuilder.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringExtras.h"
 
 namespace mlir {
@@ -45,6 +48,9 @@ struct ApplySchemePass : public cp::impl::ApplySchemePassBase<ApplySchemePass> {
   }
 
   void runOnOperation() override;
+  /// Runs cp-choose-scheme (this pass's scheme and machine) on the anchor
+  /// when an op would be rewritten under `auto`; fails when it fails.
+  LogicalResult resolveAuto();
   /// The scheme `op` (cp.attention or cp.attention_grad) is rewritten under
   /// and its shape; fails with a diagnostic when it cannot be.
   template <typename ShardedOp>
@@ -82,11 +88,11 @@ ApplySchemePass::schemeOf(ShardedOp op) {
   AttentionShape shape =
       AttentionShape::fromTypes(op.getQuery().getType(), op.getKey().getType(),
                                 op.getValue().getType(), groupSize, queries);
+  // resolveAuto ran cp-choose-scheme, which gives every auto op a scheme
+  // or fails; an auto left here is a bug in that contract.
   if (scheme.getKind() == SchemeKind::automatic)
-    return op.emitOpError("has scheme auto, which cp-choose-scheme resolves: "
-                          "run cp-choose-scheme before cp-apply-scheme (the "
-                          "cp-lower-to-cpu and cp-lower-to-nvvm pipelines "
-                          "do)");
+    return op.emitOpError("still has scheme auto after cp-choose-scheme ran; "
+                          "report this as a cp-choose-scheme bug");
   if (std::optional<std::string> violation = findSchemeViolation(scheme, shape))
     return op.emitOpError("cannot use scheme ") << scheme << ": " << *violation;
   return std::make_pair(scheme, shape);
@@ -182,7 +188,34 @@ void ApplySchemePass::count(SchemeAttr scheme) {
   }
 }
 
+LogicalResult ApplySchemePass::resolveAuto() {
+  auto isAuto = [&](SchemeAttr own) {
+    SchemeAttr scheme = own ? own : defaultScheme;
+    return scheme && scheme.getKind() == SchemeKind::automatic;
+  };
+  WalkResult found = getOperation()->walk([&](Operation *op) {
+    SchemeAttr own;
+    if (auto forward = dyn_cast<AttentionOp>(op))
+      own = forward.getSchemeAttr();
+    else if (auto backward = dyn_cast<AttentionGradOp>(op))
+      own = backward.getSchemeAttr();
+    else
+      return WalkResult::advance();
+    return isAuto(own) ? WalkResult::interrupt() : WalkResult::advance();
+  });
+  if (!found.wasInterrupted())
+    return success();
+  OpPassManager choose(getOperation()->getName());
+  ChooseSchemePassOptions options;
+  options.scheme = scheme;
+  options.machine = machine;
+  choose.addPass(createChooseSchemePass(options));
+  return runPipeline(choose, getOperation());
+}
+
 void ApplySchemePass::runOnOperation() {
+  if (failed(resolveAuto()))
+    return signalPassFailure();
   bool failedAny = false;
   getOperation().walk([&](FunctionOpInterface func) {
     if (func.isExternal())

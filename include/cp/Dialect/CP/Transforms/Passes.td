@@ -40,10 +40,14 @@ def ApplySchemePass : Pass<"cp-apply-scheme", "ModuleOp"> {
       `2P-1-r`), attending chunk pairs so causal work is equal on every
       rank; an op in the contiguous layout is converted with `cp.relayout`
       and converted back.
-    - `auto` is resolved by `cp-choose-scheme` alone, which records the
-      chosen scheme on the op; an op still at `auto` here is an error that
-      says to run `cp-choose-scheme` first (`cp-lower-to-cpu` and
-      `cp-lower-to-nvvm` do).
+    - `auto` is resolved by `cp-choose-scheme`: when an op would be
+      rewritten under `auto`, this pass first runs `cp-choose-scheme` with
+      its own `scheme` and `machine` options, so `cp-apply-scheme{scheme=auto}`
+      (and every entry point built on it: the Python package's
+      `apply_scheme` and `compile_cpu`, the C API's pipelines,
+      `cp-compile --scheme=auto`) chooses exactly as the `cp-lower-to-cpu`
+      and `cp-lower-to-nvvm` pipelines do. When no scheme applies, that
+      pass's one error listing every rejection is the diagnostic.
 
     The rank index comes from `shard.process_multi_index`, so the result
     stays SPMD. Constraints a scheme needs are checked here with the same
@@ -54,8 +58,11 @@ def ApplySchemePass : Pass<"cp-apply-scheme", "ModuleOp"> {
     Option<"scheme", "scheme", "::mlir::cp::SchemeOption",
            /*default=*/"::mlir::cp::SchemeOption()",
            "Scheme for cp.attention ops without a scheme attribute: allgather, "
-           "ulysses, hybrid(u), head_tail, ring or zigzag (auto is "
-           "cp-choose-scheme's to resolve)">,
+           "ulysses, hybrid(u), head_tail, ring, zigzag or auto (resolved by "
+           "running cp-choose-scheme first)">,
+    Option<"machine", "machine", "std::string", /*default=*/"\"h200-nvlink\"",
+           "cp-choose-scheme's machine preset for ops whose scheme is auto "
+           "(h200-nvlink, multinode-ib or host-mpi)">,
     Option<"unrollRing", "unroll-ring", "bool", /*default=*/"false",
            "Emit each of ring's and zigzag's P steps instead of one scf.for "
            "over the steps between the first and the last (IR that grows "
