@@ -56,6 +56,11 @@ void mlir::cp::buildNVVMLoweringPipeline(OpPassManager &pm,
   tiles.kernel = options.kernel;
   tiles.chip = options.chip;
   pm.addPass(createLowerLocalAttentionToGPUPass(tiles));
+  LowerLocalAttentionGradToGPUPassOptions grad;
+  grad.kernel = options.kernel;
+  grad.chip = options.chip;
+  grad.dq = options.gradDq;
+  pm.addPass(createLowerLocalAttentionGradToGPUPass(grad));
   pm.addPass(createPlaceBuffersOnGPUPass());
   pm.addPass(createConvertLinalgToParallelLoopsPass());
   OpPassManager &hostLoops = pm.nest<func::FuncOp>();

@@ -29,9 +29,14 @@
 // types. The flags describe
 // the attention the op computes (mask, offsets, softcap) for the reference.
 // With --grad the function is a backward (cp.buffer.local_attention_grad
-// lowered): its arguments are q, k, v, o, lse, do, dq, dk, dv; o and lse
-// are the reference forward's, do is random, and dq, dk, dv are compared
-// with the reference gradient (cp/TestSupport/ReferenceAttentionGrad.h).
+// lowered): its arguments are q, k, v, [segments], [mask], o, lse, do, dq,
+// dk, dv; o and lse are the reference forward's, do is random, and dq, dk,
+// dv are compared with the reference gradient
+// (cp/TestSupport/ReferenceAttentionGrad.h), each error as a fraction of
+// max(1, the largest magnitude of that gradient). Host scratch (memref.alloc),
+// f32 atomic adds and the kernels' opaque inline move are emulated too.
+// Each result line ends with kernel=mma when the launches use the tensor
+// cores, kernel=simt otherwise.
 // --break-ldmatrix-trans evaluates ldmatrix.trans as a plain ldmatrix: the
 // tensor-core kernel must then fail, which shows the comparison can.
 //
@@ -587,6 +592,60 @@ void Interpreter::exec(Operation *op) {
         int64_t byte = m.address(indices(storeOp.getIndices()), op);
         m.checkLanded(byte, m.elementBytes(), op);
         store(m, byte, get(storeOp.getValueToStore()));
+      })
+      .Case([&](memref::AllocOp alloc) {
+        // Host scratch (the tensor-core backward's lse, D_i and f32 dQ):
+        // an identity layout over the dynamic sizes, poisoned like
+        // workgroup memory so that a read before a write shows.
+        MemRefType type = alloc.getType();
+        if (!type.getLayout().isIdentity())
+          fail("only identity-layout allocations are emulated", op);
+        auto m = std::make_shared<MemRefVal>();
+        m->element = type.getElementType();
+        auto dynamicSizes = alloc.getDynamicSizes().begin();
+        for (int64_t size : type.getShape())
+          m->sizes.push_back(ShapedType::isDynamic(size)
+                                 ? get(*dynamicSizes++).i
+                                 : size);
+        int64_t count = 1;
+        m->strides.assign(m->sizes.size(), 1);
+        for (int64_t d = static_cast<int64_t>(m->sizes.size()) - 1; d >= 0;
+             --d) {
+          m->strides[d] = count;
+          count *= m->sizes[d];
+        }
+        m->bytes = std::make_shared<std::vector<uint8_t>>(
+            static_cast<size_t>(count * m->elementBytes()), 0x7f);
+        Val v;
+        v.memref = m;
+        set(alloc, v);
+      })
+      .Case([&](memref::DeallocOp dealloc) {
+        // Later uses of the value would be a use after free.
+        env.erase(dealloc.getMemref());
+      })
+      .Case([&](memref::AtomicRMWOp atomic) {
+        // Threads run one at a time, so the read-modify-write is atomic;
+        // its order across threads is the schedule's, as on a device.
+        if (atomic.getKind() != arith::AtomicRMWKind::addf)
+          fail("only addf atomics are emulated", op);
+        auto &m = *get(atomic.getMemref()).memref;
+        int64_t byte = m.address(indices(atomic.getIndices()), op);
+        m.checkLanded(byte, m.elementBytes(), op);
+        Val old = load(m, byte);
+        store(m, byte,
+              Val::ofFloat(roundTo(m.element,
+                                   static_cast<float>(old.f) +
+                                       static_cast<float>(
+                                           get(atomic.getValue()).f))));
+        set(atomic, old);
+      })
+      .Case([&](LLVM::InlineAsmOp inlineAsm) {
+        // The kernels' only inline PTX: a move LLVM cannot see through.
+        if (inlineAsm.getAsmString() != "mov.u32 $0, $1;" ||
+            inlineAsm.getNumOperands() != 1)
+          fail("only the inline `mov.u32 $0, $1;` is emulated", op);
+        set(inlineAsm.getResult(0), get(inlineAsm.getOperand(0)));
       })
       .Case([&](memref::ViewOp viewOp) {
         auto source = get(viewOp.getSource()).memref;
@@ -1207,17 +1266,27 @@ void writeAll(const MemRefVal &m, const std::vector<double> &values) {
       m, [&](int64_t byte) { store(m, byte, Val::ofFloat(values[e++])); });
 }
 
-void printResult(bool ok, const Problem &p, const std::string &errors) {
+/// Which kernel the function's launches are: "mma" when some use the
+/// tensor cores, else "simt".
+const char *kernelKind(func::FuncOp func) {
+  bool mma = func.walk([](NVVM::MmaOp) { return WalkResult::interrupt(); })
+                 .wasInterrupted();
+  return mma ? "mma" : "simt";
+}
+
+void printResult(bool ok, const Problem &p, const std::string &errors,
+                 func::FuncOp func) {
   const ::cp::reference::Shape &s = p.shape;
   std::printf("%s %s: B=%lld H=%lld Hkv=%lld Sq=%lld Sk=%lld D=%lld Dv=%lld "
-              "mask=%s %s tolerance=%.3g\n",
+              "mask=%s %s tolerance=%.3g kernel=%s\n",
               ok ? "PASS" : "FAIL", funcName.c_str(), (long long)s.batch,
               (long long)s.heads, (long long)s.kvHeads, (long long)s.queries,
               (long long)s.keys, (long long)s.headDim, (long long)s.valueDim,
-              maskKind.c_str(), errors.c_str(), static_cast<double>(tolerance));
+              maskKind.c_str(), errors.c_str(), static_cast<double>(tolerance),
+              kernelKind(func));
 }
 
-int compare(const Operands &ops) {
+int compare(const Operands &ops, func::FuncOp func) {
   Problem p = problemOf(ops);
   const ::cp::reference::Shape &shape = p.shape;
   std::vector<double> qv = readAll(*ops.q), kv = readAll(*ops.k),
@@ -1233,21 +1302,22 @@ int compare(const Operands &ops) {
   char errors[96];
   std::snprintf(errors, sizeof errors, "max_abs_error=%.3g lse_error=%.3g",
                 maxError, lseError);
-  printResult(ok, p, errors);
+  printResult(ok, p, errors, func);
   return ok ? 0 : 1;
 }
 
 /// The backward's operands: the inputs, o and lse from the reference
 /// forward, dO random.
 struct GradOperands {
-  std::shared_ptr<MemRefVal> q, k, v, o, lse, dout, dq, dk, dv;
+  std::shared_ptr<MemRefVal> q, k, v, segments, mask, o, lse, dout, dq, dk,
+      dv;
+  Operands forward() const { return {q, k, v, segments, mask, o, lse}; }
 };
 
 /// Fills o and lse with the reference forward of q, k, v (rounded to their
 /// storage types, as a forward kernel would leave them).
 void prepareGrad(const GradOperands &g) {
-  Operands ops{g.q, g.k, g.v, nullptr, nullptr, g.o, g.lse};
-  Problem p = problemOf(ops);
+  Problem p = problemOf(g.forward());
   const ::cp::reference::Shape &s = p.shape;
   std::vector<double> qv = readAll(*g.q), kv = readAll(*g.k),
                       vv = readAll(*g.v);
@@ -1260,9 +1330,8 @@ void prepareGrad(const GradOperands &g) {
   writeAll(*g.lse, lse);
 }
 
-int compareGrad(const GradOperands &g) {
-  Operands ops{g.q, g.k, g.v, nullptr, nullptr, g.o, g.lse};
-  Problem p = problemOf(ops);
+int compareGrad(const GradOperands &g, func::FuncOp func) {
+  Problem p = problemOf(g.forward());
   const ::cp::reference::Shape &s = p.shape;
   std::vector<double> qv = readAll(*g.q), kv = readAll(*g.k),
                       vv = readAll(*g.v), dout = readAll(*g.dout);
@@ -1270,16 +1339,25 @@ int compareGrad(const GradOperands &g) {
   ::cp::reference::attentionGrad<double>(
       s, qv.data(), kv.data(), vv.data(), dout.data(), dq.data(), dk.data(),
       dv.data(), p.scale, p.allowed, noBias, p.scoreMod, p.scoreModGrad);
-  double eq = maxAbsError(readAll(*g.dq), dq),
-         ek = maxAbsError(readAll(*g.dk), dk),
-         ev = maxAbsError(readAll(*g.dv), dv);
+  // Gradients grow with the keys a query sees and the heads a GQA group
+  // sums, and a 16-bit gradient is rounded relative to its size: each
+  // error is measured against max(1, the gradient's largest magnitude).
+  auto error = [](const std::vector<double> &got,
+                  const std::vector<double> &want) {
+    double largest = 1;
+    for (double w : want)
+      largest = std::max(largest, std::fabs(w));
+    return maxAbsError(got, want) / largest;
+  };
+  double eq = error(readAll(*g.dq), dq), ek = error(readAll(*g.dk), dk),
+         ev = error(readAll(*g.dv), dv);
   bool ok = eq <= tolerance && ek <= tolerance && ev <= tolerance;
   char errors[96];
   std::snprintf(errors, sizeof errors,
                 "dq_error=%.3g dk_error=%.3g "
                 "dv_error=%.3g",
                 eq, ek, ev);
-  printResult(ok, p, errors);
+  printResult(ok, p, errors, func);
   return ok ? 0 : 1;
 }
 
@@ -1332,12 +1410,32 @@ int main(int argc, char **argv) {
          e < static_cast<int64_t>(m->bytes->size()) / m->elementBytes(); ++e)
       store(*m, e * m->elementBytes(), Val::ofFloat(NAN));
   };
+  // Segment ids and an explicit mask follow v when the function takes
+  // them (a rank-1 and a rank-2 memref).
+  size_t next = 3;
+  std::shared_ptr<MemRefVal> segments, mask;
+  if (next < n && memrefs[next]->sizes.size() == 1)
+    segments = memrefs[next++];
+  if (next < n && memrefs[next]->sizes.size() == 2)
+    mask = memrefs[next++];
+  if (segments)
+    for (int64_t p = 0; p < segments->sizes[0]; ++p)
+      store(*segments, segments->address({p}, func),
+            Val::ofInt(documentOf(p)));
+  if (mask)
+    for (int64_t i = 0; i < mask->sizes[0]; ++i)
+      for (int64_t j = 0; j < mask->sizes[1]; ++j)
+        store(*mask, mask->address({i, j}, func),
+              Val::ofInt(explicitAllows(i, j)));
   if (grad) {
-    // Arguments: q, k, v, o, lse, do, dq, dk, dv.
-    if (n != 9)
-      fail("--grad expects q, k, v, o, lse, do, dq, dk, dv");
-    GradOperands g{memrefs[0], memrefs[1], memrefs[2], memrefs[3], memrefs[4],
-                   memrefs[5], memrefs[6], memrefs[7], memrefs[8]};
+    // Arguments: q, k, v, [segments], [mask], o, lse, do, dq, dk, dv.
+    if (n - next != 6)
+      fail("--grad expects q, k, v, [segments], [mask], o, lse, do, dq, dk, "
+           "dv");
+    GradOperands g{memrefs[0],        memrefs[1],        memrefs[2],
+                   segments,          mask,              memrefs[next],
+                   memrefs[next + 1], memrefs[next + 2], memrefs[next + 3],
+                   memrefs[next + 4], memrefs[next + 5]};
     for (auto &m : {g.q, g.k, g.v, g.dout})
       fillRandom(m);
     prepareGrad(g);
@@ -1345,18 +1443,15 @@ int main(int argc, char **argv) {
       fillNaN(m);
     Interpreter host;
     host.run(func.getBody().front(), args);
-    return compareGrad(g);
+    return compareGrad(g, func);
   }
   if (n < 4)
     fail("expected q, k, v, [segments], [mask], out, [lse]");
   ops.q = memrefs[0];
   ops.k = memrefs[1];
   ops.v = memrefs[2];
-  size_t next = 3;
-  if (memrefs[next]->sizes.size() == 1)
-    ops.segments = memrefs[next++];
-  if (next < n && memrefs[next]->sizes.size() == 2)
-    ops.mask = memrefs[next++];
+  ops.segments = segments;
+  ops.mask = mask;
   if (next >= n)
     fail("no output argument");
   ops.out = memrefs[next++];
@@ -1364,15 +1459,6 @@ int main(int argc, char **argv) {
     ops.lse = memrefs[next];
   for (auto &m : {ops.q, ops.k, ops.v})
     fillRandom(m);
-  if (ops.segments)
-    for (int64_t p = 0; p < ops.segments->sizes[0]; ++p)
-      store(*ops.segments, ops.segments->address({p}, func),
-            Val::ofInt(documentOf(p)));
-  if (ops.mask)
-    for (int64_t i = 0; i < ops.mask->sizes[0]; ++i)
-      for (int64_t j = 0; j < ops.mask->sizes[1]; ++j)
-        store(*ops.mask, ops.mask->address({i, j}, func),
-              Val::ofInt(explicitAllows(i, j)));
   // Outputs start as NaN: an element the kernel never writes fails.
   for (auto &m : {ops.out, ops.lse})
     if (m)
@@ -1380,5 +1466,5 @@ int main(int argc, char **argv) {
 
   Interpreter host;
   host.run(func.getBody().front(), args);
-  return compare(ops);
+  return compare(ops, func);
 }

@@ -1,13 +1,14 @@
-// The GPU backward kernels of cp-lower-local-attention-to-gpu (two SIMT
+// The SIMT backward kernels of cp-lower-local-attention-grad-to-gpu (two
 // launches: dK/dV per key row, dQ per query row) run on the CPU by
 // cp-gpu-emulate --grad: o and lse are the reference forward's, dO is
 // random, and dq, dk, dv are compared with the reference gradient
-// (ReferenceAttentionGrad.h), max abs error within 1e-4 for f32 and 8e-3
-// for bf16.
+// (ReferenceAttentionGrad.h), max abs error (as a fraction of max(1, the
+// gradient's largest magnitude)) within 1e-4 for f32 and 8e-3 for bf16.
 //
-// RUN: cp-opt %s -cp-lower-local-attention-to-gpu -o %t.mlir
+// (attention-grad-mma-*.test run the tensor-core backward.)
+// RUN: cp-opt %s -cp-lower-local-attention-grad-to-gpu=kernel=simt -o %t.mlir
 // RUN: cp-gpu-emulate %t.mlir --grad --func causal_gqa_mla --mask causal --q-offset 60 --tolerance 1e-4 | FileCheck %s --check-prefix=CAUSAL
-// CAUSAL: PASS causal_gqa_mla: B=1 H=4 Hkv=2 Sq=40 Sk=100 D=16 Dv=12 mask=causal dq_error={{.*}} dk_error={{.*}} dv_error={{.*}}
+// CAUSAL: PASS causal_gqa_mla: B=1 H=4 Hkv=2 Sq=40 Sk=100 D=16 Dv=12 mask=causal dq_error={{.*}} dk_error={{.*}} dv_error={{.*}} kernel=simt
 // RUN: cp-gpu-emulate %t.mlir --grad --func window --mask window:13 --q-offset 5 --kv-offset 3 --tolerance 1e-4 | FileCheck %s --check-prefix=WINDOW
 // WINDOW: PASS window:
 // RUN: cp-gpu-emulate %t.mlir --grad --func softcap --mask causal --softcap 2 --tolerance 1e-4 | FileCheck %s --check-prefix=SOFTCAP

@@ -1,12 +1,13 @@
-// cp-lower-local-attention-to-gpu on cp.buffer.local_attention_grad: two
+// cp-lower-local-attention-grad-to-gpu{kernel=simt}: two
 // SIMT kernels that recompute P = exp(s - lse) per (query, key) pair. The
 // dK/dV kernel has a thread per key row, which sums its row over the
 // group's query heads (one writer per row, no atomics); the dQ kernel has a
 // thread per query row. Each thread's loop is bounded by the structured
 // mask; accumulators are per-thread f32 private arrays.
-// RUN: cp-opt %s -cp-lower-local-attention-to-gpu -canonicalize -cse -split-input-file -verify-diagnostics | FileCheck %s
-// RUN: not cp-opt %s -cp-lower-local-attention-to-gpu=grad-threads=48 -split-input-file 2>&1 | FileCheck %s --check-prefix=OPTIONS
-// OPTIONS: error: cp-lower-local-attention-to-gpu: grad-threads must be a multiple of 32 between 32 and 1024, got 48
+// (lower-local-attention-grad-to-gpu-mma.mlir has the tensor-core kernels.)
+// RUN: cp-opt %s -cp-lower-local-attention-grad-to-gpu=kernel=simt -canonicalize -cse -split-input-file -verify-diagnostics | FileCheck %s
+// RUN: not cp-opt %s -cp-lower-local-attention-grad-to-gpu=simt-threads=48 -split-input-file 2>&1 | FileCheck %s --check-prefix=OPTIONS
+// OPTIONS: error: cp-lower-local-attention-grad-to-gpu: simt-threads must be a multiple of 32 between 32 and 1024, got 48
 
 // GQA 2:1 and MLA (D = 16, Dv = 12), causal at a query offset of 60; 128
 // threads per block.

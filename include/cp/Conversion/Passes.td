@@ -244,17 +244,10 @@ def LowerLocalAttentionToGPUPass : Pass<"cp-lower-local-attention-to-gpu"> {
     lse, GQA and Dv != D (MLA) are all handled as in the SIMT kernel. An op
     it cannot take (f32 or mixed element types, D or Dv not a multiple of
     16 or over 128, a non-contiguous memref) gets the SIMT kernel; under
-    `kernel=mma` a remark on the op names the reason. The backward is SIMT
-    either way.
+    `kernel=mma` a remark on the op names the reason.
 
-    `cp.buffer.local_attention_grad` becomes two SIMT launches of
-    `grad-threads` threads per block that recompute P from the forward's
-    lse (docs/GPU.md, "The backward kernels"): one thread per key row
-    accumulates that row's dK and dV over the group's query heads and the
-    queries the structured mask lets see it (one writer per row, no
-    atomics); one thread per query row accumulates its dQ over the keys it
-    may see. Explicit masks, biases, mask_mod and score_mod (with its
-    derivative) are evaluated per pair, as in the forward.
+    `cp.buffer.local_attention_grad` is lowered by
+    `cp-lower-local-attention-grad-to-gpu`.
 
     ```mlir
     cp.buffer.local_attention %q, %k, %v offsets(%qo, %c0) into %o mask = causal
@@ -277,9 +270,6 @@ def LowerLocalAttentionToGPUPass : Pass<"cp-lower-local-attention-to-gpu"> {
     Option<"sharedMemoryBytes", "shared-memory-bytes", "int64_t",
            /*default=*/"49152",
            "Workgroup memory budget per block (static shared memory)">,
-    Option<"gradThreads", "grad-threads", "int64_t", /*default=*/"128",
-           "Threads per block of the backward's kernels (a multiple of 32, "
-           "at most 1024)">,
     Option<"kernel", "kernel", "std::string", /*default=*/"\"auto\"",
            "Forward kernel: simt, mma (mma.sync tensor cores, sm_80+) or "
            "auto (mma where the chip and the op allow it, else simt)">,
@@ -299,5 +289,94 @@ def LowerLocalAttentionToGPUPass : Pass<"cp-lower-local-attention-to-gpu"> {
     "::mlir::vector::VectorDialect"
   ];
 }
+
+def LowerLocalAttentionGradToGPUPass
+    : Pass<"cp-lower-local-attention-grad-to-gpu"> {
+  let summary = "Lower cp.buffer.local_attention_grad to GPU kernels";
+  let description = [{
+    Rewrites every `cp.buffer.local_attention_grad` into GPU launches that
+    recompute `P = exp(s - lse)` from the forward's log-sum-exp and never
+    store an Lq x Lkv buffer (docs/GPU.md, "The backward kernels").
+
+    `kernel=mma` (the default, `auto`, on sm_80 and newer) is
+    FlashAttention-2's backward on tensor cores:
+
+    - a preprocessing launch writes `D_i = rowsum(dO o O)` and the lse of
+      every query row (+inf for rows that saw no key and for the padding
+      of the last query tile, so that P = 0 there) into f32 scratch;
+    - the main launch has a workgroup of 4 warps per (key tile of 64 keys,
+      KV head, batch); K and V of the tile stay in workgroup memory while
+      it loops over the group's query heads and the query tiles the mask
+      lets see the keys (Q, dO, lse and D_i staged by `cp.async`, two
+      stages deep). Each warp owns 16 keys: S^T = K Q^T and
+      dP^T = V dO^T on `mma.sync.m16n8k16` (f32 accumulators, operands by
+      `ldmatrix`), P^T and dS^T = P^T o (dP^T - D) in registers, and
+      dV += P^T dO, dK += dS^T Q with P^T and dS^T reused as A fragments
+      (`ldmatrix.trans` for dO and Q). dK and dV of a GQA group are summed
+      in registers and written once;
+    - dQ (`dq=atomic`, the default): dS goes through workgroup memory, each
+      warp multiplies 16 of its rows by the K tile, and adds the result to
+      an f32 dQ in global memory with atomics (a last launch rounds it to
+      dq's type when that is not f32). `dq=recompute` instead runs a
+      second tensor-core kernel per query tile that recomputes S and dP
+      and accumulates dQ in registers: two more matmuls per pair, no
+      atomics, a deterministic dQ.
+
+    Masks, `mask_mod`, `score_mod` (with its derivative), explicit masks
+    and biases are applied per score as in the forward; causal and window
+    masks skip query (and key) tiles, and a document `mask_mod` skips tile
+    pairs whose segment ids do not meet. An op the tensor-core kernels
+    cannot take (f32 or mixed Q/K/V/dO types, D or Dv not a multiple of 16
+    or over 128, a non-contiguous memref, more workgroup memory than the
+    chip allows) gets the SIMT kernels; under `kernel=mma` a remark on the
+    op names the reason.
+
+    `kernel=simt` (and chips before sm_80) lowers to two SIMT launches of
+    `simt-threads` threads per block: one thread per key row accumulates
+    that row's dK and dV over the group's query heads and the queries the
+    structured mask lets see it (one writer per row, no atomics); one
+    thread per query row accumulates its dQ over the keys it may see.
+
+    ```mlir
+    cp.buffer.local_attention_grad %q, %k, %v, %o, %lse, %do
+        offsets(%qo, %c0) into %dq, %dk, %dv mask = causal
+        : memref<1x8x64x64xbf16>, ... into memref<1x8x64x64xbf16>, ...
+    // becomes (kernel=mma, dq=atomic)
+    gpu.launch ... { ... D_i, lse ... }                 // preprocessing
+    gpu.launch blocks(%kt, %kvh, %b) ... threads(...) in (%c128, ...)
+        dynamic_shared_memory_size %c65536 {
+      ... nvgpu.device_async_copy ... nvgpu.ldmatrix ... nvvm.mma.sync ...
+      ... memref.atomic_rmw addf ...
+    }
+    gpu.launch ... { ... arith.truncf ... }            // dQ to bf16
+    ```
+  }];
+  let options = [
+    Option<"kernel", "kernel", "std::string", /*default=*/"\"auto\"",
+           "Backward kernels: simt, mma (mma.sync tensor cores, sm_80+) or "
+           "auto (mma where the chip and the op allow it, else simt)">,
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
+           "The GPU the kernels are for (sm_XY)">,
+    Option<"dq", "dq", "std::string", /*default=*/"\"atomic\"",
+           "How the tensor-core backward computes dQ: atomic (f32 atomics "
+           "from the dK/dV kernel) or recompute (a second kernel per query "
+           "tile; deterministic)">,
+    Option<"simtThreads", "simt-threads", "int64_t", /*default=*/"128",
+           "Threads per block of the SIMT kernels (a multiple of 32, at "
+           "most 1024)">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::NVVM::NVVMDialect",
+    "::mlir::nvgpu::NVGPUDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
 
 #endif // CP_CONVERSION_PASSES_TD

@@ -146,9 +146,16 @@ struct NVVMLoweringOptions : public PassPipelineOptions<NVVMLoweringOptions> {
       llvm::cl::init(4)};
   PassOptions::Option<std::string> kernel{
       *this, "kernel",
-      llvm::cl::desc("Forward attention kernel: auto (mma on sm_80+, else "
-                     "simt), mma (mma.sync tensor cores) or simt"),
+      llvm::cl::desc("Attention kernels, forward and backward: auto (mma on "
+                     "sm_80+, else simt), mma (mma.sync tensor cores) or "
+                     "simt"),
       llvm::cl::init("auto")};
+  PassOptions::Option<std::string> gradDq{
+      *this, "grad-dq",
+      llvm::cl::desc("How the tensor-core backward computes dQ: atomic (f32 "
+                     "atomics) or recompute (a second kernel; "
+                     "deterministic)"),
+      llvm::cl::init("atomic")};
 
   static std::string defaultToolkit();
   static std::string defaultLibdevice();

@@ -22,7 +22,8 @@ LogicalResult mlir::cp::lowerBufferAttentions(
     function_ref<LogicalResult(BufferLocalAttentionGradOp)> lowerGrad) {
   SmallVector<Operation *> ops;
   root->walk([&](Operation *op) {
-    if (isa<BufferLocalAttentionOp, BufferLocalAttentionGradOp>(op))
+    if ((lowerOne && isa<BufferLocalAttentionOp>(op)) ||
+        (lowerGrad && isa<BufferLocalAttentionGradOp>(op)))
       ops.push_back(op);
   });
   llvm::SetVector<func::FuncOp> modFunctions;

@@ -1,8 +1,11 @@
 //===- LowerLocalAttentionGradToGPU.cpp - attention backward as gpu.launch ===//
 //
-// The GPU form of cp.buffer.local_attention_grad: two SIMT kernels that
-// recompute the probabilities from the forward's log-sum-exp, as the CPU
-// backward does (docs/Training.md §4), and never store an Lq x Lkv buffer.
+// Implements cp-lower-local-attention-grad-to-gpu: every
+// cp.buffer.local_attention_grad becomes GPU launches that recompute the
+// probabilities from the forward's log-sum-exp, as the CPU backward does
+// (docs/Training.md §4), and never store an Lq x Lkv buffer. kernel=mma is
+// the tensor-core backward of MmaAttentionGradKernel.cpp; what it cannot
+// take, and kernel=simt, gets the two SIMT kernels of this file:
 //
 //   dK/dV  a block per (key tile, KV head, batch), a thread per key j: over
 //          the group's query heads and the queries that may see j, dV_j +=
@@ -20,10 +23,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "LowerLocalAttentionGradToGPU.h"
-
+#include "KernelChoice.h"
+#include "MmaAttentionGradKernel.h"
 #include "cp/Conversion/AttentionCommon/AttentionBuilder.h"
+#include "cp/Conversion/AttentionCommon/LowerBufferAttentions.h"
 #include "cp/Conversion/AttentionCommon/ModFunctions.h"
+#include "cp/Conversion/Passes.h"
 #include "cp/Dialect/CP/Analysis/StructuredMask.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -34,8 +39,16 @@
 #include <cmath>
 #include <limits>
 
+namespace mlir {
+namespace cp {
+#define GEN_PASS_DEF_LOWERLOCALATTENTIONGRADTOGPUPASS
+#include "cp/Conversion/Passes.h.inc"
+} // namespace cp
+} // namespace mlir
+
 using namespace mlir;
 using namespace mlir::cp;
+using namespace mlir::cp::detail;
 
 namespace {
 
@@ -305,11 +318,12 @@ void GpuAttentionGradLowering::build() {
   emitQueryKernel();
 }
 
-} // namespace
 
-LogicalResult
-mlir::cp::lowerLocalAttentionGradToGPU(BufferLocalAttentionGradOp op,
-                                       int64_t threadsPerBlock) {
+/// Emits the SIMT dK/dV and dQ kernels of `op` before it, `threadsPerBlock`
+/// threads per block. Fails with a diagnostic on the op when D or Dv is
+/// dynamic.
+LogicalResult lowerToSimtKernels(BufferLocalAttentionGradOp op,
+                                 int64_t threadsPerBlock) {
   int64_t d = op.getQuery().getType().getDimSize(3);
   int64_t dv = op.getValue().getType().getDimSize(3);
   if (ShapedType::isDynamic(d) || ShapedType::isDynamic(dv))
@@ -322,3 +336,47 @@ mlir::cp::lowerLocalAttentionGradToGPU(BufferLocalAttentionGradOp op,
   GpuAttentionGradLowering(op, threadsPerBlock).build();
   return success();
 }
+
+struct LowerLocalAttentionGradToGPUPass
+    : public cp::impl::LowerLocalAttentionGradToGPUPassBase<
+          LowerLocalAttentionGradToGPUPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (simtThreads <= 0 || simtThreads > 1024 || simtThreads % 32 != 0) {
+      getOperation()->emitError(getArgument())
+          << ": simt-threads must be a multiple of 32 between 32 and 1024, "
+             "got "
+          << static_cast<int64_t>(simtThreads);
+      return signalPassFailure();
+    }
+    if (dq != "atomic" && dq != "recompute") {
+      getOperation()->emitError(getArgument())
+          << ": dq must be atomic or recompute, got '" << dq << "'";
+      return signalPassFailure();
+    }
+    GradQueryMode mode =
+        dq == "atomic" ? GradQueryMode::atomic : GradQueryMode::recompute;
+    FailureOr<KernelOptions> options =
+        parseKernelOptions(getOperation(), getArgument(), kernel, chip);
+    if (failed(options))
+      return signalPassFailure();
+    auto lowerGrad = [&](BufferLocalAttentionGradOp op) -> LogicalResult {
+      if (options->choice != KernelChoice::simt) {
+        std::string reason =
+            mmaGradKernelUnsupportedReason(op, options->capability, mode);
+        if (reason.empty()) {
+          lowerLocalAttentionGradToMmaKernels(op, mode);
+          return success();
+        }
+        if (options->choice == KernelChoice::mma)
+          op.emitRemark("uses the SIMT backward, not kernel=mma: ") << reason;
+      }
+      return lowerToSimtKernels(op, simtThreads);
+    };
+    if (failed(lowerBufferAttentions(getOperation(), nullptr, lowerGrad)))
+      signalPassFailure();
+  }
+};
+
+} // namespace

@@ -5,13 +5,14 @@
 // R threads per query row, K/V tiles staged in workgroup memory, online
 // softmax in registers and row reductions by warp shuffles. The design is
 // docs/Lowering.md §6; tile ranges and masks come from StructuredMask.h,
-// as in the CPU lowering. cp.buffer.local_attention_grad is lowered by
-// LowerLocalAttentionGradToGPU.cpp.
+// as in the CPU lowering. cp.buffer.local_attention_grad is
+// cp-lower-local-attention-grad-to-gpu's (LowerLocalAttentionGradToGPU.cpp).
 //
 //===----------------------------------------------------------------------===//
 
 #include "ForwardKernelCommon.h"
-#include "LowerLocalAttentionGradToGPU.h"
+#include "ScoreTile.h"
+#include "KernelChoice.h"
 #include "MmaAttentionKernel.h"
 #include "cp/Conversion/AttentionCommon/AttentionBuilder.h"
 #include "cp/Conversion/AttentionCommon/LowerBufferAttentions.h"
@@ -37,6 +38,9 @@ namespace cp {
 using namespace mlir;
 using namespace mlir::cp;
 using mlir::cp::detail::ForwardShape;
+using mlir::cp::detail::KernelChoice;
+using mlir::cp::detail::KernelOptions;
+using mlir::cp::detail::parseKernelOptions;
 using mlir::cp::detail::forwardShapeOf;
 using mlir::cp::detail::RowEnd;
 using mlir::cp::detail::rowEnd;
@@ -218,8 +222,8 @@ void GpuAttentionLowering::emitKernelBody(gpu::LaunchOp launch,
     Value kFirst = add(kvOffset, k0);
     Value cut = buildTileIsCut(b, loc, mask, tiles, kFirst,
                                sub(add(kFirst, rows), idx(1)));
-    ScoreTile scoreTile{op, &mods,  batch, head,   globalHead,
-                        q0, qFirst, k0,    kFirst, cut};
+    ScoreTile scoreTile = ScoreTile::of(op, mods, batch, head, globalHead, q0,
+                                         qFirst, k0, kFirst, cut);
     for (int64_t u = 0; u < U; ++u)
       scores[u] = scoreTile.apply(b, loc, scores[u], row, keys[u], rowValid,
                                   lessThan(keys[u], rows));
@@ -375,49 +379,6 @@ struct LowerLocalAttentionToGPUPass
     return t;
   }
 
-  /// simt; mma (the tensor-core kernel where an op allows it); auto (mma
-  /// on sm_80 and newer, else simt).
-  enum class KernelChoice { simt, mma, autoMma };
-  FailureOr<KernelChoice> parseKernelChoice() {
-    // sm_XY or sm_XYa: the compute capability XY.
-    int64_t capability = 0;
-    StringRef digits = StringRef(chip).drop_front(3).rtrim('a');
-    if (!StringRef(chip).starts_with("sm_") ||
-        digits.getAsInteger(10, capability)) {
-      getOperation()->emitError("cp-lower-local-attention-to-gpu: chip must "
-                                "be sm_XY (for example sm_80 or sm_90a), "
-                                "got '")
-          << chip << "'";
-      return failure();
-    }
-    bool tensorCores = capability >= 80;
-    if (kernel == "simt")
-      return KernelChoice::simt;
-    if (kernel == "auto")
-      return tensorCores ? KernelChoice::autoMma : KernelChoice::simt;
-    if (kernel == "mma") {
-      if (tensorCores)
-        return KernelChoice::mma;
-      getOperation()->emitError("cp-lower-local-attention-to-gpu: kernel=mma "
-                                "needs sm_80 or newer (cp.async, ldmatrix "
-                                "and bf16 mma.sync), got chip=")
-          << chip << "; use kernel=simt";
-      return failure();
-    }
-    if (kernel == "wgmma") {
-      getOperation()->emitError(
-          "cp-lower-local-attention-to-gpu: kernel=wgmma (warpgroup MMA "
-          "with TMA loads, sm_90a) is not implemented; kernel=mma runs "
-          "mma.sync tensor cores on sm_90 too (docs/GPU.md, \"Why no wgmma "
-          "kernel\")");
-      return failure();
-    }
-    getOperation()->emitError("cp-lower-local-attention-to-gpu: kernel must "
-                              "be auto, simt or mma, got '")
-        << kernel << "'";
-    return failure();
-  }
-
   void runOnOperation() override {
     int64_t r = threadsPerRow;
     if (r <= 0 || r > 32 || (r & (r - 1)) != 0) {
@@ -438,17 +399,19 @@ struct LowerLocalAttentionToGPUPass
           << "), and tile-kv a multiple of threads-per-row (got " << tkv << ")";
       return signalPassFailure();
     }
-    FailureOr<KernelChoice> choice = parseKernelChoice();
-    if (failed(choice))
+    FailureOr<KernelOptions> kernelOptions = parseKernelOptions(
+        getOperation(), getArgument(), kernel, chip);
+    if (failed(kernelOptions))
       return signalPassFailure();
+    KernelChoice choice = kernelOptions->choice;
     auto lowerOne = [&](BufferLocalAttentionOp op) -> LogicalResult {
-      if (*choice != KernelChoice::simt) {
+      if (choice != KernelChoice::simt) {
         std::string reason = cp::detail::mmaKernelUnsupportedReason(op);
         if (reason.empty()) {
           cp::detail::lowerLocalAttentionToMmaKernel(op);
           return success();
         }
-        if (*choice == KernelChoice::mma)
+        if (choice == KernelChoice::mma)
           op.emitRemark("uses the SIMT kernel, not kernel=mma: ") << reason;
       }
       FailureOr<GpuTiles> tiles = tilesFor(op);
@@ -457,17 +420,7 @@ struct LowerLocalAttentionToGPUPass
       GpuAttentionLowering(op, *tiles).build();
       return success();
     };
-    if (gradThreads <= 0 || gradThreads > 1024 || gradThreads % 32 != 0) {
-      getOperation()->emitError("cp-lower-local-attention-to-gpu: "
-                                "grad-threads must be a multiple of 32 "
-                                "between 32 and 1024, got ")
-          << static_cast<int64_t>(gradThreads);
-      return signalPassFailure();
-    }
-    auto lowerGrad = [&](BufferLocalAttentionGradOp op) -> LogicalResult {
-      return lowerLocalAttentionGradToGPU(op, gradThreads);
-    };
-    if (failed(lowerBufferAttentions(getOperation(), lowerOne, lowerGrad)))
+    if (failed(lowerBufferAttentions(getOperation(), lowerOne, nullptr)))
       signalPassFailure();
   }
 };

@@ -35,6 +35,7 @@
 
 #include "MmaAttentionKernel.h"
 #include "ForwardKernelCommon.h"
+#include "ScoreTile.h"
 #include "MmaKernelBuilder.h"
 #include "cp/Conversion/AttentionCommon/AttentionBuilder.h"
 #include "cp/Conversion/AttentionCommon/MmaFragments.h"
@@ -166,8 +167,8 @@ void MmaAttentionLowering::emitKernelBody(gpu::LaunchOp launch) {
     Value kFirst = add(kvOffset, k0);
     Value cut = buildTileIsCut(b, loc, mods.mask, tiles, kFirst,
                                sub(add(kFirst, rows0), idx(1)));
-    ScoreTile scoreTile{op, &mods,  batch, head,   globalHead,
-                        q0, qFirst, k0,    kFirst, cut};
+    ScoreTile scoreTile = ScoreTile::of(op, mods, batch, head, globalHead, q0,
+                                         qFirst, k0, kFirst, cut);
     auto masked = [&]() {
       SmallVector<Value> out;
       for (int64_t n = 0; n < scoreTiles; ++n)

@@ -71,6 +71,30 @@ gpu::LaunchOp MmaKernelBuilder::launchWarps(Value gridX, Value gridY,
   return launch;
 }
 
+MmaKernelBuilder::AddressesInLoop::AddressesInLoop(MmaKernelBuilder &builder)
+    : builder(builder), tid(builder.tid), laneId(builder.laneId) {
+  OpBuilder &b = builder.b;
+  Location loc = builder.loc;
+  auto opaque = [&](Value v) -> Value {
+    Type i32 = b.getI32Type();
+    Value in = arith::IndexCastUIOp::create(b, loc, i32, v);
+    auto move = LLVM::InlineAsmOp::create(
+        b, loc, i32, ValueRange{in}, kOpaqueMove, "=r,r",
+        /*has_side_effects=*/true, /*is_align_stack=*/false,
+        LLVM::tailcallkind::TailCallKind::None, /*asm_dialect=*/{},
+        /*operand_attrs=*/{});
+    return arith::IndexCastUIOp::create(b, loc, b.getIndexType(),
+                                        move.getResult(0));
+  };
+  builder.tid = opaque(tid);
+  builder.laneId = opaque(laneId);
+}
+
+MmaKernelBuilder::AddressesInLoop::~AddressesInLoop() {
+  builder.tid = tid;
+  builder.laneId = laneId;
+}
+
 MmaKernelBuilder::SharedViews::SharedViews(MmaKernelBuilder &builder)
     : builder(builder) {
   OpBuilder &b = builder.b;
@@ -127,6 +151,27 @@ void MmaKernelBuilder::copyTileAsync(Value src, Value batch, Value h, Value r0,
                                      b.getIndexAttr(kMmaChunk), srcElements,
                                      /*bypassL1=*/b.getUnitAttr());
   }
+}
+
+void MmaKernelBuilder::copyRowAsync(Value src, Value batch, Value h, Value r0,
+                                    Value dst, ValueRange prefix,
+                                    int64_t firstThread) {
+  constexpr int64_t perChunk = 4; // f32 values in 16 bytes
+  constexpr int64_t chunks = kMmaTileRows / perChunk;
+  Value chunk = sub(tid, idx(firstThread));
+  Value mine = andI(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                          tid, idx(firstThread)),
+                    lessThan(chunk, idx(chunks)));
+  scf::IfOp::create(b, loc, mine, [&](OpBuilder &, Location) {
+    Value col = mul(chunk, idx(perChunk));
+    SmallVector<Value> dstAt(prefix);
+    dstAt.push_back(col);
+    nvgpu::DeviceAsyncCopyOp::create(
+        b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), dst, dstAt,
+        src, ValueRange{batch, h, add(r0, col)}, b.getIndexAttr(perChunk),
+        /*srcElements=*/Value(), /*bypassL1=*/b.getUnitAttr());
+    scf::YieldOp::create(b, loc);
+  });
 }
 
 void MmaKernelBuilder::commitCopies() {
@@ -234,12 +279,14 @@ void MmaKernelBuilder::mmaRowsTrans(ArrayRef<Fragment> a, Value tile,
 
 void MmaKernelBuilder::mmaColumns(ArrayRef<Fragment> a, Value tile,
                                   ValueRange prefix,
-                                  MutableArrayRef<Accumulator> acc) {
+                                  MutableArrayRef<Accumulator> acc,
+                                  Value nRow0) {
   mma::PositionOf<IndexExpr> at = mma::ldmatrixAddressBRows(lane());
+  Value row0 = nRow0 ? add(at.row.v, nRow0) : at.row.v;
   for (size_t slab = 0; slab < a.size(); ++slab)
     for (size_t pair = 0; 2 * pair < acc.size(); ++pair) {
-      SmallVector<Value, 4> frag =
-          ldmatrix(tile, prefix, add(at.row.v, idx(pair * 2 * mma::kN)),
+      SmallVector<Value, 4> frag = ldmatrix(
+          tile, prefix, add(row0, idx(pair * 2 * mma::kN)),
                    add(at.col.v, idx(slab * mma::kK)), /*transpose=*/false);
       acc[2 * pair] = mmaSync(a[slab], {frag[0], frag[1]}, acc[2 * pair]);
       acc[2 * pair + 1] =

@@ -26,6 +26,9 @@ constexpr int64_t kMmaThreads = kMmaWarps * mma::kWarpSize;
 /// the 8 rows one ldmatrix reads fall in distinct banks and every row stays
 /// 16-byte aligned.
 constexpr int64_t kMmaChunk = 8;
+/// The inline PTX of AddressesInLoop: a copy with a side effect, so that
+/// nothing computed from it leaves the loop it is in.
+constexpr llvm::StringLiteral kOpaqueMove = "mov.u32 $0, $1;";
 static_assert(kMmaTileRows == kMmaWarps * mma::kM, "a warp owns 16 rows");
 
 /// Why a tensor-core kernel cannot read `memrefs` (named by `names`) of
@@ -100,6 +103,11 @@ protected:
   /// outside `src` is read.
   void copyTileAsync(Value src, Value batch, Value h, Value r0, Value validRows,
                      Value dst, ValueRange prefix, int64_t cols);
+  /// cp.async copies of the 64 f32 values `src[batch, h, r0 ...]` into
+  /// `dst[prefix..., 0 ...]`, issued by the 16 threads from `firstThread`
+  /// (one 16-byte chunk each); every value must exist in `src`.
+  void copyRowAsync(Value src, Value batch, Value h, Value r0, Value dst,
+                    ValueRange prefix, int64_t firstThread);
   /// Ends the group of copies issued since the last one.
   void commitCopies();
   /// Waits until at most `pending` groups of copies are in flight.
@@ -132,11 +140,28 @@ protected:
                     Value kRow0, int64_t col0,
                     MutableArrayRef<Accumulator> acc);
   /// acc[n] += A B^T for the n8 tiles n of `acc`, where
-  /// B[n][k] = tile[prefix..., 8 n + ..., k]: B stored with n along rows
-  /// (the keys of S = Q K^T), read by ldmatrix without .trans; k runs over
-  /// the slabs of `a`.
+  /// B[n][k] = tile[prefix..., nRow0 + 8 n + ..., k]: B stored with n along
+  /// rows (the keys of S = Q K^T), read by ldmatrix without .trans; k runs
+  /// over the slabs of `a`.
   void mmaColumns(ArrayRef<Fragment> a, Value tile, ValueRange prefix,
-                  MutableArrayRef<Accumulator> acc);
+                  MutableArrayRef<Accumulator> acc, Value nRow0 = {});
+
+  /// For its lifetime (a loop body), `tid` and `laneId` are re-read through
+  /// a `mov` that LLVM cannot see through (kOpaqueMove), and restored after.
+  /// The workgroup-memory addresses of tiles that stay put over a loop (K
+  /// and V in the backward) are then computed in the loop as one base plus
+  /// the immediates of ldmatrix and st.shared, instead of being hoisted
+  /// ahead of it by LICM as one live 64-bit register per address (dozens,
+  /// and the spills that come with them).
+  class AddressesInLoop {
+  public:
+    explicit AddressesInLoop(MmaKernelBuilder &builder);
+    ~AddressesInLoop();
+
+  private:
+    MmaKernelBuilder &builder;
+    Value tid, laneId;
+  };
 
   /// The lane's index in its warp, as MmaFragments.h's functions take it.
   IndexExpr lane() { return expr(laneId); }

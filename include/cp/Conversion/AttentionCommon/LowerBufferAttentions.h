@@ -16,7 +16,8 @@ namespace mlir::cp {
 
 /// Lowers every cp.buffer.local_attention under `root` with `lowerOne` and
 /// every cp.buffer.local_attention_grad with `lowerGrad`, each building the
-/// replacement before the op; the op is then erased. Fails, with the
+/// replacement before the op; the op is then erased. A null lowering leaves
+/// its ops (and the mod functions they name) to another pass. Fails, with the
 /// diagnostic on the op, when a mod function body is not one the lowerings
 /// can inline (or differentiate) or when a lowering fails (ops lowered
 /// before it stay lowered).

@@ -146,6 +146,33 @@ KeyTiles mlir::cp::buildVisibleKeyTiles(OpBuilder &b, Location loc,
   return tiles;
 }
 
+QueryTiles mlir::cp::buildVisibleQueryTiles(OpBuilder &b, Location loc,
+                                            MaskAttr mask, Value kFirst,
+                                            Value kLast, Value qOffset,
+                                            Value numQueries, Value tileQ) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  QueryTiles tiles{zero,
+                   arith::CeilDivUIOp::create(b, loc, numQueries, tileQ)};
+  if (mask.isNone())
+    return tiles;
+  // Local query rows [lo, hi) that may see some key.
+  KeyRange visible = buildVisibleQueryRange(b, loc, mask, kFirst, kLast);
+  Value lo = zero, hi = numQueries;
+  if (visible.first)
+    lo = arith::MaxSIOp::create(
+        b, loc, zero, arith::SubIOp::create(b, loc, visible.first, qOffset));
+  if (visible.last)
+    hi = arith::MinSIOp::create(
+        b, loc, hi,
+        addConstant(b, loc,
+                    arith::SubIOp::create(b, loc, visible.last, qOffset), 1));
+  tiles.first = arith::DivUIOp::create(b, loc, lo, tileQ);
+  Value any = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, hi, lo);
+  tiles.end = arith::SelectOp::create(
+      b, loc, any, arith::CeilDivSIOp::create(b, loc, hi, tileQ), tiles.first);
+  return tiles;
+}
+
 Value mlir::cp::buildTileIsCut(OpBuilder &b, Location loc, MaskAttr mask,
                                const KeyTiles &tiles, Value kFirst,
                                Value kLast) {

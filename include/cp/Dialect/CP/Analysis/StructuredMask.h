@@ -77,6 +77,18 @@ KeyTiles buildVisibleKeyTiles(OpBuilder &b, Location loc, MaskAttr mask,
                               Value qFirst, Value qLast, Value kvOffset,
                               Value numKeys, Value tileKv);
 
+/// The tiles of `tileQ` queries that may see some key of the global
+/// columns [kFirst, kLast] (the transpose of buildVisibleKeyTiles, for a
+/// backward that holds a key block and visits query tiles): [first, end)
+/// over local query tiles of a block of `numQueries` queries starting at
+/// global `qOffset`; every tile when `mask` is none.
+struct QueryTiles {
+  Value first, end;
+};
+QueryTiles buildVisibleQueryTiles(OpBuilder &b, Location loc, MaskAttr mask,
+                                  Value kFirst, Value kLast, Value qOffset,
+                                  Value numQueries, Value tileQ);
+
 /// i1: the keys [kFirst, kLast] of a tile are not all visible to every query
 /// of the block, so the tile needs the mask applied. Null for mask none.
 Value buildTileIsCut(OpBuilder &b, Location loc, MaskAttr mask,
