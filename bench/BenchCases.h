@@ -12,6 +12,7 @@
 #include "cp/TestSupport/DeviceMirror.h"
 
 #include <cstdint>
+#include <limits>
 #include <functional>
 #include <string>
 #include <utility>
@@ -34,6 +35,9 @@ struct Setting {
   int64_t batch, heads;
   std::vector<int64_t> lengths;
   const char *type;
+  /// Cases longer than this are not run (--max-length; every case is
+  /// emitted).
+  int64_t maxLength = std::numeric_limits<int64_t>::max();
   int64_t elementBytes() const { return gpu ? 2 : 4; }
 };
 
@@ -85,12 +89,12 @@ inline Inputs makeInputs(const Setting &s, const BenchCase &c) {
   return makeInputs(s, c, s.gpu);
 }
 
-// The backward table (GradBench.cpp, CPU only).
+// The backward table (GradBench.cpp).
 /// The forward with its lse (@fwd_*) and cp.local_attention_grad (@grad_*)
-/// of every backward case, f32 and bf16.
+/// of every backward case: f32 and bf16 on CPU, bf16 on GPU.
 void emitGradMlir(const Setting &s);
 /// The backward and the training step (forward + backward) of every
-/// backward case, against `peakGflops`.
+/// backward case up to s.maxLength, against `peakGflops`.
 bool runGrad(const Setting &s, void *handle, const std::string &lib,
              double peakGflops);
 

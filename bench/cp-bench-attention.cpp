@@ -1,7 +1,7 @@
 //===- cp-bench-attention.cpp - local attention throughput ----------------===//
 //
-// Measures the compiled cp.local_attention (and, on CPU, its backward
-// cp.local_attention_grad) against baselines in the same run. On CPU
+// Measures the compiled cp.local_attention and its backward
+// cp.local_attention_grad against baselines in the same run. On CPU
 // (default): f32, against the ceilings MachinePeaks.h measures (the widest
 // FMA the CPU has, bf16 dot products, memory bandwidth), and the naive
 // full-score attention of ReferenceAttention.h. On GPU (--device gpu, a program
@@ -158,8 +158,8 @@ void emitMlir(const Setting &s) {
     }
     for (const RegionCase &r : regionCases())
       emitRegionMlir(s, r);
-    emitGradMlir(s);
   }
+  emitGradMlir(s);
 }
 
 /// The naive baseline on `threads` threads (split over heads).
@@ -354,6 +354,8 @@ bool runForward(const Setting &setting, void *handle, const std::string &lib,
               naive ? "speedup" : "");
   double noneTime = 0;
   for (const BenchCase &c : cases(setting)) {
+    if (c.seq > setting.maxLength)
+      continue;
     Inputs in = makeInputs(setting, c);
     auto entry = reinterpret_cast<void (*)(void *, void *, void *, void *)>(
         dlsym(handle, ("_mlir_ciface_" + c.name()).c_str()));
@@ -408,6 +410,7 @@ bool runForward(const Setting &setting, void *handle, const std::string &lib,
 int main(int argc, char **argv) {
   std::string lib, dotLib;
   bool naive = true, gpu = false, emit = false;
+  int64_t maxLength = 0;
   Tables tables;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -419,6 +422,8 @@ int main(int argc, char **argv) {
       dotLib = argv[++i];
     else if (a == "--no-naive")
       naive = false;
+    else if (a == "--max-length" && i + 1 < argc)
+      maxLength = std::atoll(argv[++i]);
     else if (a == "--device" && i + 1 < argc)
       gpu = std::string(argv[++i]) == "gpu";
     else if (a == "--tables" && i + 1 < argc && tables.parse(argv[i + 1]))
@@ -427,11 +432,14 @@ int main(int argc, char **argv) {
       std::fprintf(stderr,
                    "usage: cp-bench-attention [--device cpu|gpu] "
                    "(--emit-mlir | --lib FILE.so [--bf16-dot-lib FILE.so] "
-                   "[--no-naive] [--tables forward,bf16,regions,backward])\n");
+                   "[--no-naive] [--max-length S] "
+                   "[--tables forward,bf16,regions,backward])\n");
       return 2;
     }
   }
   Setting setting = settingFor(gpu);
+  if (maxLength > 0)
+    setting.maxLength = maxLength;
   if (emit) {
     emitMlir(setting);
     return 0;
@@ -499,7 +507,8 @@ int main(int argc, char **argv) {
                                     threads, anchorNone, anchorCausal))
     return 1;
   if (gpu)
-    return 0;
+    return !tables.backward || runGrad(setting, handle, lib, peakGflops) ? 0
+                                                                         : 1;
   bool ok = (!tables.bf16 || runBf16(setting, handle, dotLib)) &&
             (!tables.regions || runRegions(setting, handle, lib, peakGflops)) &&
             (!tables.backward || runGrad(setting, handle, lib, peakGflops));

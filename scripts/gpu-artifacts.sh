@@ -30,9 +30,11 @@ cases+=" --case explicit_global=explicit-global --case bias_global=bias-global"
 cases+=" --case causal_explicit=causal+explicit-local"
 manifest="$out/programs/manifest"
 : >"$manifest"
-# The forward kernel of each program: auto (the tensor-core kernel, mma,
-# for f16/bf16 on sm_80+; SIMT otherwise) unless $kernel says simt or mma.
+# The kernels of each program (forward and backward): auto (the
+# tensor-core kernels, mma, for f16/bf16 on sm_80+; SIMT otherwise) unless
+# $kernel says simt or mma; $options adds pipeline options.
 kernel=auto
+options=""
 add() { # name P scheme dtype shape...
   local name=$1 p=$2 scheme=$3 dtype=$4
   shift 4
@@ -40,9 +42,18 @@ add() { # name P scheme dtype shape...
   # shellcheck disable=SC2086
   "$bin/cp-run-attention" $shape --emit-mlir >"$out/programs/$name.mlir"
   "$bin/cp-compile" "$out/programs/$name.mlir" --target=nvvm --scheme="$scheme" \
-    --pipeline-options="chip=$chip kernel=$kernel" -o "$out/programs/$name.so"
+    --pipeline-options="chip=$chip kernel=$kernel $options" -o "$out/programs/$name.so"
   rm "$out/programs/$name.mlir"
   echo "$name $p $shape" >>"$manifest"
+}
+# A variant DTYPE:KERNEL sets $dtype, $kernel and the name suffix (f32, or
+# bf16-KERNEL).
+use() {
+  dtype=${1%%:*}
+  kernel=${1##*:}
+  suffix=$dtype
+  [ "$dtype" = bf16 ] && suffix=$dtype-$kernel
+  return 0
 }
 shape="--B 2 --H 8 --Hkv 4 --D 64 --Dv 48"
 # f32 runs the SIMT kernel; bf16 runs each forward kernel variant (the
@@ -52,10 +63,7 @@ capability=${capability%%[!0-9]*}
 mma=mma
 [ "$capability" -lt 80 ] && mma=""
 for variant in f32:simt ${mma:+bf16:mma} bf16:simt; do
-  dtype=${variant%%:*}
-  kernel=${variant##*:}
-  suffix=$dtype
-  [ "$dtype" = bf16 ] && suffix=$dtype-$kernel
+  use "$variant"
   add "p1-$suffix" 1 allgather "$dtype" $shape --S 300
   for scheme in allgather ulysses head_tail ring zigzag; do
     add "$scheme-p2-$suffix" 2 "$scheme" "$dtype" $shape --S 600
@@ -72,20 +80,36 @@ kernel=auto
 
 # The backward kernels: cp.local_attention_grad on one rank (+grad) and
 # training steps, cp.attention chained into cp.attention_grad (+train), on
-# 2 and 4 ranks; dq, dk, dv against the reference gradient.
+# 2 and 4 ranks; dq, dk, dv against the reference gradient. f32 runs the
+# SIMT backward; bf16 each backward kernel, the tensor-core one with dQ by
+# atomics and by its recompute kernel.
 cases="--case none=none+grad --case causal=causal+grad --case window=window:37+grad"
 cases+=" --case bias_global=bias-global+grad --case softcap=causal+softcap:5+grad"
-for dtype in f32 bf16; do
-  add "grad-p1-$dtype" 1 allgather "$dtype" $shape --S 300
+for variant in f32:simt ${mma:+bf16:mma} bf16:simt; do
+  use "$variant"
+  add "grad-p1-$suffix" 1 allgather "$dtype" $shape --S 300
 done
+if [ -n "$mma" ]; then
+  kernel=mma
+  options="grad-dq=recompute"
+  add "grad-p1-bf16-mma-recompute" 1 allgather bf16 $shape --S 300
+  options=""
+  # The widest heads the tensor-core backward takes.
+  add "grad-wide-p1-bf16-mma" 1 allgather bf16 --B 1 --H 8 --Hkv 2 --D 128 --Dv 128 --S 700
+fi
+kernel=auto
 cases="--case none=none+train --case causal=causal+train --case window=window:37+train"
 cases+=" --case softcap=causal+softcap:5+train"
 for scheme in allgather ulysses ring zigzag; do
   add "train-$scheme-p2-f32" 2 "$scheme" f32 $shape --S 600 --scheme "$scheme"
 done
 add "train-ring-p4-f32" 4 ring f32 $shape --S 1200 --scheme ring
+for scheme in ring zigzag; do
+  add "train-$scheme-p2-bf16" 2 "$scheme" bf16 $shape --S 600 --scheme "$scheme"
+done
 
-# The kernel benchmark (bf16, S up to 16k), once per forward kernel.
+# The kernel benchmark (bf16, S up to 16k, forward and backward), once per
+# kernel.
 "$bin/cp-bench-attention" --device gpu --emit-mlir >"$out/programs/bench.mlir"
 for kernel in $mma simt; do
   "$bin/cp-compile" "$out/programs/bench.mlir" --target=nvvm \

@@ -13,7 +13,11 @@
 //   - S = Q K^T from ldmatrix'd Q and K tiles against a plain matmul;
 //   - the row max of S by quad shuffles against the plain row max;
 //   - O = P V with P taken from S's accumulators and V ldmatrix'd with
-//     .trans, against a plain matmul.
+//     .trans, against a plain matmul;
+//   - the backward's dQ = dS K: accumulators of dS^T (rows keys, columns
+//     queries) stored transposed into shared memory at their
+//     accumulatorPosition, read back as A fragments by ldmatrix at
+//     ldmatrixAddressA, times K by ldmatrix.trans, against a plain matmul.
 //
 // --break uses the non-transposed load for V: that must fail. Prints one
 // line per check and exits 1 on any mismatch.
@@ -240,6 +244,39 @@ int main(int argc, char **argv) {
       }
   report("output_p_v", outOk, broken ? " (V loaded without .trans)" : "");
 
-  std::printf("mma fragments: 4 checks, %d failed\n", failures);
+  // 5. dQ = dS K as the tensor-core backward computes it: a warp holds
+  // dS^T (here S, rows = keys, columns = queries) as accumulators, stores
+  // each element at [query][key] of a shared tile, reads the tile back as
+  // A fragments (16 queries x 16 keys) and multiplies them by K [keys][d]
+  // read with .trans.
+  Tile dsT{keys, kM, std::vector<float>(keys * kM)};
+  for (int nTile = 0; nTile < 2; ++nTile)
+    for (int lane = 0; lane < kWarpSize; ++lane)
+      for (int i = 0; i < 4; ++i) {
+        Position pos = accumulatorPosition(lane, i);
+        dsT.data[(8 * nTile + pos.col) * kM + pos.row] = s[nTile][lane][i];
+      }
+  auto dsA = ldmatrixX4(dsT, 0, 0, ldmatrixAddressA<int>, /*trans=*/false);
+  bool dqOk = true;
+  for (int col0 = 0; col0 < d; col0 += 2 * kN) {
+    auto kb = ldmatrixX4(k, 0, col0, ldmatrixAddressBColumnsTrans<int>,
+                         /*trans=*/!broken);
+    std::array<std::array<Accumulator, kWarpSize>, 2> dq{};
+    for (int nTile = 0; nTile < 2; ++nTile)
+      mma(dsA, bOfTile(kb, nTile), dq[nTile]);
+    for (int nTile = 0; nTile < 2; ++nTile)
+      for (int lane = 0; lane < kWarpSize; ++lane)
+        for (int i = 0; i < 4; ++i) {
+          Position pos = accumulatorPosition(lane, i);
+          // dS[query][key] = S[key][query].
+          float want = 0;
+          for (int n = 0; n < keys; ++n)
+            want += sPlain[n][pos.row] * k.at(n, col0 + 8 * nTile + pos.col);
+          dqOk &= dq[nTile][lane][i] == want;
+        }
+  }
+  report("grad_query_ds_k", dqOk, broken ? " (K loaded without .trans)" : "");
+
+  std::printf("mma fragments: 5 checks, %d failed\n", failures);
   return failures ? 1 : 0;
 }

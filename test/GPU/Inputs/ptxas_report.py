@@ -47,13 +47,21 @@ def main():
               "lower with format=isa", file=sys.stderr)
         return 1
     spilled = False
+    # A scheme lowers many identical kernels (one per step of a ring, per
+    # chunk of a zigzag): ptxas runs once per distinct (chip, PTX).
+    reports = {}
     for module, chip, escaped in objects:
-        with tempfile.NamedTemporaryFile("w", suffix=".ptx") as ptx:
-            ptx.write(unescape(escaped))
-            ptx.flush()
-            done = subprocess.run(
-                [ptxas, "-v", f"--gpu-name={chip}", ptx.name, "-o", "/dev/null"],
-                capture_output=True, text=True)
+        text = unescape(escaped)
+        done = reports.get((chip, text))
+        if done is None:
+            with tempfile.NamedTemporaryFile("w", suffix=".ptx") as ptx:
+                ptx.write(text)
+                ptx.flush()
+                done = subprocess.run(
+                    [ptxas, "-v", f"--gpu-name={chip}", ptx.name, "-o",
+                     "/dev/null"],
+                    capture_output=True, text=True)
+            reports[(chip, text)] = done
         if done.returncode != 0:
             print(done.stderr, file=sys.stderr)
             return 1
