@@ -1,28 +1,16 @@
-//===- Communicator.cpp - MPI set-up, groups and errors -------------------===//
+//===- Communicator.cpp - groups, and failing on every rank of one --------===//
 
 #include "Communicator.h"
 #include "Deadline.h"
 
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <map>
 #include <memory>
 
 using namespace cp::runtime;
 
 namespace {
-int worldRank = -1;
-int worldSize = 0;
-
-void finalizeAtExit() {
-  int initialized = 0, finalized = 0;
-  MPI_Initialized(&initialized);
-  MPI_Finalized(&finalized);
-  if (initialized && !finalized)
-    MPI_Finalize();
-}
-
 struct GroupTable {
   std::map<std::pair<std::string, std::vector<int64_t>>, int64_t> handles;
   std::vector<std::unique_ptr<Group>> groups;
@@ -30,16 +18,6 @@ struct GroupTable {
 GroupTable &table() {
   static GroupTable t;
   return t;
-}
-
-// MPI_Abort has the launcher kill every process at once; a line written to
-// stderr just before may still sit in the pipe to the launcher's proxy and
-// be lost with it. Give the proxy a moment to forward it.
-[[noreturn]] void abortJob() {
-  timespec pause{0, 500 * 1000 * 1000}; // 0.5 s
-  nanosleep(&pause, nullptr);
-  MPI_Abort(MPI_COMM_WORLD, 1);
-  std::exit(1);
 }
 
 std::string axesString(const std::vector<int64_t> &axes) {
@@ -50,57 +28,20 @@ std::string axesString(const std::vector<int64_t> &axes) {
 }
 } // namespace
 
-int cp::runtime::ensureMpi() {
-  if (worldRank >= 0)
-    return worldRank;
-  int initialized = 0;
-  MPI_Initialized(&initialized);
-  if (!initialized) {
-    int provided = 0;
-    if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided) !=
-        MPI_SUCCESS) {
-      std::fprintf(stderr, "cp-runtime: MPI_Init_thread failed\n");
-      std::exit(1);
-    }
-    std::atexit(finalizeAtExit);
-  }
-  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  MPI_Comm_rank(MPI_COMM_WORLD, &worldRank);
-  MPI_Comm_size(MPI_COMM_WORLD, &worldSize);
-  return worldRank;
-}
-
-void cp::runtime::failHere(const std::string &call, const std::string &reason) {
-  std::fprintf(stderr, "cp-runtime: rank %d: %s: %s\n", worldRank, call.c_str(),
-               reason.c_str());
-  std::fflush(stderr);
-  abortJob();
-}
-
 void cp::runtime::failOnEveryRank(const Group &group, const std::string &call,
                                   const std::string &reason) {
-  std::fprintf(stderr, "cp-runtime: rank %d: %s: %s\n", worldRank, call.c_str(),
-               reason.c_str());
+  std::fprintf(stderr, "cp-runtime: rank %d: %s: %s\n", ensureMpi(),
+               call.c_str(), reason.c_str());
   std::fflush(stderr);
   // Every rank of the group prints before any of them stops the others.
   MPI_Request barrier;
   if (MPI_Ibarrier(group.comm, &barrier) == MPI_SUCCESS)
     waitOrFail(1, &barrier, call, "the barrier before stopping every rank");
-  if (group.size == worldSize) {
+  if (group.size == worldSize()) {
     MPI_Finalize();
     std::exit(1);
   }
   abortJob();
-}
-
-void cp::runtime::checkMpi(int code, const std::string &call,
-                           const char *mpiFunction) {
-  if (code == MPI_SUCCESS)
-    return;
-  char reason[MPI_MAX_ERROR_STRING] = {0};
-  int length = 0;
-  MPI_Error_string(code, reason, &length);
-  failHere(call, std::string(mpiFunction) + " failed: " + reason);
 }
 
 std::vector<int64_t> cp::runtime::gridShape(const std::string &call,
@@ -117,13 +58,13 @@ std::vector<int64_t> cp::runtime::gridShape(const std::string &call,
     processes *= extent;
     text += (text.empty() ? "" : "x") + std::to_string(extent);
   }
-  if (processes != worldSize) {
-    Group world{"world", MPI_COMM_WORLD, worldRank, worldSize};
+  if (processes != worldSize()) {
+    Group world{"world", MPI_COMM_WORLD, ensureMpi(), worldSize()};
     failOnEveryRank(world, call,
                     "grid @" + name + " (shape " + text + ") has " +
                         std::to_string(processes) +
                         " processes but the program runs on " +
-                        std::to_string(worldSize) + "; launch it with " +
+                        std::to_string(worldSize()) + "; launch it with " +
                         "`mpirun -np " + std::to_string(processes) + "`");
   }
   return shape;

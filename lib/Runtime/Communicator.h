@@ -1,14 +1,16 @@
-//===- Communicator.h - MPI set-up, groups and errors -----------*- C++ -*-===//
+//===- Communicator.h - groups, and failing on every rank of one -*- C++ -*-===//
 //
-// MPI initialization, the cache of one communicator per (grid, axes), and
-// the runtime's two ways to fail: on one rank (an MPI call failed: abort
-// all) and on every rank of a group (inputs disagree: each rank says why,
-// then all stop with exit code 1 instead of hanging).
+// The cache of one communicator per (grid, axes), and the runtime's second
+// way to fail: on every rank of a group (inputs disagree: each rank says
+// why, then all stop with exit code 1 instead of hanging). MPI itself and
+// failing on one rank are MpiProcess.h's.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef CP_RUNTIME_COMMUNICATOR_H
 #define CP_RUNTIME_COMMUNICATOR_H
+
+#include "MpiProcess.h"
 
 #include <mpi.h>
 
@@ -29,19 +31,10 @@ struct Group {
   int color = 0, key = 0;
 };
 
-/// Initializes MPI when nobody has; returns this process's world rank.
-int ensureMpi();
-
-/// Ends every rank after printing "cp-runtime: rank R: call: reason" here.
-[[noreturn]] void failHere(const std::string &call, const std::string &reason);
-
 /// Every rank of `group` has found the same problem: each prints its own
 /// message, then all stop with exit code 1.
 [[noreturn]] void failOnEveryRank(const Group &group, const std::string &call,
                                   const std::string &reason);
-
-/// Checks an MPI return code; on failure ends every rank with MPI's reason.
-void checkMpi(int code, const std::string &call, const char *mpiFunction);
 
 /// The grid of `name`, read from a [rank, shape..., nAxes, axes...] spec;
 /// fails on every rank unless the world has exactly prod(shape) processes.

@@ -2,7 +2,7 @@
 
 #include "Deadline.h"
 
-#include "Communicator.h"
+#include "MpiProcess.h"
 
 #include <csignal>
 #include <cstdio>
