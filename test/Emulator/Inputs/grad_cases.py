@@ -12,7 +12,8 @@ summary line per dq mode; exits 1 if any case fails.
           with both offsets, a document mask_mod, a softcap score_mod) x
           every head layout (MHA, GQA 4:1, MLA with Dv != D) x f16, bf16;
   random: seeded random shapes (batches, heads, Sq and Sk from 1, head
-          dims, offsets, masks, 16-bit or f32 gradients).
+          dims, offsets, the masks above and an explicit boolean mask,
+          16-bit or f32 gradients).
 
 --only NAME runs one case; --emulate-flag passes a flag to every
 cp-gpu-emulate (--break-ldmatrix-trans); --mutate drop-delta rewrites the
@@ -73,7 +74,7 @@ def case_text(name, c):
         "dv": f"memref<{v}x{gt}>",
     }
     args = [f"%q: {types['q']}", f"%k: {types['k']}", f"%v: {types['v']}"]
-    mods, attrs = "", ""
+    mods, attrs, explicit = "", "", ""
     mask = c["mask"]
     if mask == "document":
         length = c["segments"]
@@ -86,16 +87,23 @@ def case_text(name, c):
         attrs = f" mask = sliding_window({c['window']})"
     elif mask == "softcap":
         attrs = " mask = causal score_mod = @softcap"
+    elif mask == "explicit":
+        # A boolean [Sq, Sk] mask on top of causal (the emulator fills it).
+        explicit = f"memref<{c['Sq']}x{c['Sk']}xi1>"
+        args.append(f"%m: {explicit}")
+        attrs = " mask = causal"
     for a in ["o", "lse", "do", "dq", "dk", "dv"]:
         args.append(f"%{a}: {types[a]}")
     ins = ", ".join(types[a] for a in ["q", "k", "v", "o", "lse", "do"])
+    if explicit:
+        ins += ", " + explicit
     outs = ", ".join(types[a] for a in ["dq", "dk", "dv"])
     return f"""
 func.func @{name}({", ".join(args)}) {{
   %qo = arith.constant {c['qo']} : index
   %ko = arith.constant {c['ko']} : index
   cp.buffer.local_attention_grad %q, %k, %v, %o, %lse, %do offsets(%qo, %ko){mods}
-      into %dq, %dk, %dv{attrs}
+      {"explicit_mask %m " if explicit else ""}into %dq, %dk, %dv{attrs}
       : {ins}
       into {outs}
   return
@@ -130,7 +138,7 @@ def with_mask(c, mask, rng):
     elif mask == "window":
         c["window"] = rng.randint(8, 60)
         c["qo"], c["ko"] = rng.randint(1, 40), rng.randint(1, 20)
-    elif mask in ("document", "softcap"):
+    elif mask in ("document", "softcap", "explicit"):
         c["qo"] = max(0, c["Sk"] - c["Sq"])
     c["segments"] = max(c["qo"] + c["Sq"], c["ko"] + c["Sk"])
     return c
@@ -161,7 +169,8 @@ def random_cases(count, seed):
             "D": rng.choice([16, 32, 48, 64]), "Dv": rng.choice([16, 32, 48]),
             "dt": dt, "gt": rng.choice([dt, "f32"]),
         }
-        mask = rng.choice(["none", "causal", "window", "document", "softcap"])
+        mask = rng.choice(["none", "causal", "window", "document", "softcap",
+                           "explicit"])
         with_mask(c, mask, rng)
         if mask != "window":
             c["qo"] = rng.choice([c["qo"], rng.randint(0, 100)])
