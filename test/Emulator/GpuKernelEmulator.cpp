@@ -40,6 +40,10 @@
 // --break-ldmatrix-trans evaluates ldmatrix.trans as a plain ldmatrix: the
 // tensor-core kernel must then fail, which shows the comparison can.
 //
+// One file (about 1500 lines): a single-purpose test tool whose parts (the
+// interpreter, fibers and warps, memory checks, inputs and the reference
+// comparison) are only ever used together.
+//
 //===----------------------------------------------------------------------===//
 
 #include "cp/InitAllCP.h"

@@ -33,6 +33,11 @@
 // MmaKernelBuilder), the same functions the CPU test checks against the PTX
 // ISA.
 //
+// One file (about 750 lines) because the four launches are one lowering:
+// they share its host values (lse, D_i and dQ scratch, the GQA group) and
+// the per-pair arithmetic (pairTerms) that must stay identical between the
+// dK/dV and dQ kernels.
+//
 //===----------------------------------------------------------------------===//
 
 #include "MmaAttentionGradKernel.h"
