@@ -31,6 +31,7 @@
 #include <array>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <vector>
 
@@ -141,6 +142,23 @@ Tile randomTile(int rows, int cols, std::mt19937 &rng) {
   return t;
 }
 
+/// Two adjacent n8 accumulator tiles of a warp (a 16 x 16 result).
+using AccumulatorPair = std::array<std::array<Accumulator, kWarpSize>, 2>;
+
+/// Whether every lane's registers of `acc` hold want(row, col) at their
+/// accumulatorPosition (col 0-15 across both tiles).
+bool holds(const AccumulatorPair &acc,
+           const std::function<float(int row, int col)> &want) {
+  bool ok = true;
+  for (int nTile = 0; nTile < 2; ++nTile)
+    for (int lane = 0; lane < kWarpSize; ++lane)
+      for (int i = 0; i < 4; ++i) {
+        Position pos = accumulatorPosition(lane, i);
+        ok &= acc[nTile][lane][i] == want(pos.row, 8 * nTile + pos.col);
+      }
+  return ok;
+}
+
 int failures = 0;
 void report(const char *name, bool ok, const char *detail = "") {
   std::printf("%s %s%s\n", ok ? "PASS" : "FAIL", name, detail);
@@ -170,7 +188,7 @@ int main(int argc, char **argv) {
 
   // 2. S = Q K^T: per k16 slab, Q's A fragment and K's two B fragments by
   // ldmatrix.x4 at the header's addresses; mma into two n8 accumulators.
-  std::array<std::array<Accumulator, kWarpSize>, 2> s{};
+  AccumulatorPair s{};
   for (int slab = 0; slab < d / kK; ++slab) {
     auto a =
         ldmatrixX4(q, 0, slab * kK, ldmatrixAddressA<int>, /*trans=*/false);
@@ -184,13 +202,8 @@ int main(int argc, char **argv) {
     for (int n = 0; n < keys; ++n)
       for (int x = 0; x < d; ++x)
         sPlain[r][n] += q.at(r, x) * k.at(n, x);
-  bool scoresOk = true;
-  for (int nTile = 0; nTile < 2; ++nTile)
-    for (int lane = 0; lane < kWarpSize; ++lane)
-      for (int i = 0; i < 4; ++i) {
-        Position p = accumulatorPosition(lane, i);
-        scoresOk &= s[nTile][lane][i] == sPlain[p.row][8 * nTile + p.col];
-      }
+  bool scoresOk =
+      holds(s, [&](int row, int col) { return sPlain[row][col]; });
   report("scores_q_kt", scoresOk);
 
   // 3. Row max by the quad's xor shuffles: each lane's partial max of its
@@ -229,19 +242,15 @@ int main(int argc, char **argv) {
     }
   auto vb = ldmatrixX4(v, 0, 0, ldmatrixAddressBColumnsTrans<int>,
                        /*trans=*/!broken);
-  std::array<std::array<Accumulator, kWarpSize>, 2> o{};
+  AccumulatorPair o{};
   for (int nTile = 0; nTile < 2; ++nTile)
     mma(p, bOfTile(vb, nTile), o[nTile]);
-  bool outOk = true;
-  for (int nTile = 0; nTile < 2; ++nTile)
-    for (int lane = 0; lane < kWarpSize; ++lane)
-      for (int i = 0; i < 4; ++i) {
-        Position pos = accumulatorPosition(lane, i);
-        float want = 0;
-        for (int n = 0; n < keys; ++n)
-          want += sPlain[pos.row][n] * v.at(n, 8 * nTile + pos.col);
-        outOk &= o[nTile][lane][i] == want;
-      }
+  bool outOk = holds(o, [&](int row, int col) {
+    float want = 0;
+    for (int n = 0; n < keys; ++n)
+      want += sPlain[row][n] * v.at(n, col);
+    return want;
+  });
   report("output_p_v", outOk, broken ? " (V loaded without .trans)" : "");
 
   // 5. dQ = dS K as the tensor-core backward computes it: a warp holds
@@ -261,19 +270,16 @@ int main(int argc, char **argv) {
   for (int col0 = 0; col0 < d; col0 += 2 * kN) {
     auto kb = ldmatrixX4(k, 0, col0, ldmatrixAddressBColumnsTrans<int>,
                          /*trans=*/!broken);
-    std::array<std::array<Accumulator, kWarpSize>, 2> dq{};
+    AccumulatorPair dq{};
     for (int nTile = 0; nTile < 2; ++nTile)
       mma(dsA, bOfTile(kb, nTile), dq[nTile]);
-    for (int nTile = 0; nTile < 2; ++nTile)
-      for (int lane = 0; lane < kWarpSize; ++lane)
-        for (int i = 0; i < 4; ++i) {
-          Position pos = accumulatorPosition(lane, i);
-          // dS[query][key] = S[key][query].
-          float want = 0;
-          for (int n = 0; n < keys; ++n)
-            want += sPlain[n][pos.row] * k.at(n, col0 + 8 * nTile + pos.col);
-          dqOk &= dq[nTile][lane][i] == want;
-        }
+    // dS[query][key] = S[key][query].
+    dqOk &= holds(dq, [&](int row, int col) {
+      float want = 0;
+      for (int n = 0; n < keys; ++n)
+        want += sPlain[n][row] * k.at(n, col0 + col);
+      return want;
+    });
   }
   report("grad_query_ds_k", dqOk, broken ? " (K loaded without .trans)" : "");
 

@@ -59,6 +59,13 @@ using namespace mlir::cp::detail;
 namespace {
 
 constexpr int64_t kTile = kMmaTileRows;
+/// The 16-bit elements both kernels keep in workgroup memory: one resident
+/// 64-row tile D wide and one Dv wide (K and V, or Q and dO), and two
+/// stages of the two they stream (Q and dO, or K and V). Rows are padded
+/// by kMmaChunk.
+int64_t tileElements(int64_t d, int64_t dv) {
+  return 3 * kTile * (d + kMmaChunk) + 3 * kTile * (dv + kMmaChunk);
+}
 /// The scores of a pair of tiles are computed a slice of 32 columns (the
 /// other tile's rows) at a time: a warp's S, dP, P and dS are then 16
 /// registers each rather than 32, which keeps the dK/dV kernel (whose dK
@@ -533,10 +540,7 @@ void MmaAttentionGradLowering::emitQueryKernel() {
   OpBuilder::InsertionGuard guard(b);
   const int64_t queryTiles = headDim / mma::kN;
   Value query = op.getQuery();
-  int64_t sharedBytes =
-      2 * (kTile * (headDim + kMmaChunk) + kTile * (valueDim + kMmaChunk) +
-           2 * kTile * (headDim + kMmaChunk) +
-           2 * kTile * (valueDim + kMmaChunk));
+  int64_t sharedBytes = 2 * tileElements(headDim, valueDim);
   gpu::LaunchOp launch =
       launchWarps(arith::CeilDivUIOp::create(b, loc, lq, idx(kTile)),
                   dim(query, 1), dim(query, 0), sharedBytes);
@@ -721,9 +725,9 @@ void MmaAttentionGradLowering::build() {
 
 int64_t mlir::cp::detail::mmaGradKernelSharedBytes(int64_t d, int64_t dv,
                                                    GradQueryMode mode) {
-  int64_t elements = kTile * (d + kMmaChunk) + kTile * (dv + kMmaChunk) +
-                     2 * kTile * (d + kMmaChunk) +
-                     2 * kTile * (dv + kMmaChunk);
+  // Beside the tiles: two stages of lse and D_i (f32), and dS for the
+  // atomic dQ.
+  int64_t elements = tileElements(d, dv);
   if (mode == GradQueryMode::atomic)
     elements += kTile * (kTile + kMmaChunk);
   return 2 * elements + 2 * 2 * kTile * 4;
