@@ -43,8 +43,8 @@ def ConvertShardToCPPass : Pass<"convert-shard-to-cp"> {
 
     A collective cp has no counterpart for (`all_reduce`, `all_slice`,
     `broadcast`, `gather`, `scatter`, `reduce`, `send`, `recv`), a
-    reduction other than sum, or a shift along a dynamic grid axis is an
-    error on the op that names it.
+    reduction other than sum, or a shift along a dynamic grid axis or one
+    of size 0 is an error on the op that names it.
   }];
   let dependentDialects = ["::mlir::cp::CPDialect"];
 }

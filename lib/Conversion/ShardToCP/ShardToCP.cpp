@@ -47,9 +47,19 @@ LogicalResult convertShift(shard::ShiftOp op, shard::GridOp grid,
     return op.emitOpError("shifts along grid axis ")
            << axis << " of @" << grid.getSymName()
            << ", whose size is dynamic; cp.shift needs a static group size";
+  // Upstream's grid verifier takes a size 0; the offset is taken modulo the
+  // size below.
+  if (size < 1)
+    return op.emitOpError("shifts along grid axis ")
+           << axis << " of @" << grid.getSymName() << ", which has size "
+           << size << "; a CP group needs at least one process on every "
+           << "axis it uses";
   // The offset attribute reads back unsigned: take it as the signed value.
+  // -offset modulo size, in [0, size), with no intermediate that overflows
+  // (any int64 offset, any size up to INT64_MAX).
   int64_t shardOffset = static_cast<int64_t>(op.getOffset());
-  int64_t offset = ((-shardOffset) % size + size) % size;
+  int64_t rest = shardOffset % size;
+  int64_t offset = rest <= 0 ? -rest : size - rest;
   rewriter.setInsertionPoint(op);
   rewriter.replaceOpWithNewOp<cp::ShiftOp>(
       op, op.getResult().getType(), op.getInput(), op.getGridAttr(),

@@ -79,3 +79,16 @@ func.func @dynamic_axis(%x: tensor<8xf32>) -> tensor<8xf32> {
       : tensor<8xf32> -> tensor<8xf32>
   return %0 : tensor<8xf32>
 }
+
+// -----
+
+// Upstream's grid verifier takes a size 0; the offset modulo 0 was a SIGFPE
+// (found by scripts/fuzz.py under cp-lower-to-cpu).
+shard.grid @empty(shape = 0)
+
+func.func @empty_axis(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'shard.shift' op shifts along grid axis 0 of @empty, which has size 0; a CP group needs at least one process on every axis it uses}}
+  %0 = shard.shift %x on @empty grid_axes = [0] shift_axis = 0 offset = 1 rotate
+      : tensor<8xf32> -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
