@@ -10,7 +10,8 @@ set(CP_PYTHON_INSTALL_DIR python_packages)
 set(CP_CMAKE_INSTALL_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/cpmlir)
 
 set(CP_EXPORTED_LIBRARIES
-  CPDialect CPAnalysis CPTransforms CPRuntimeCalls CPAttentionCommon
+  CPDialect CPAnalysis CPExtensions CPRaising CPSchemes CPBuffers
+  CPRuntimeCalls CPAttentionCommon
   CPToLoops CPToGPU CPToMPI CPToNCCL ShardToCP CPUpstreamTransforms
   CPPipelines)
 foreach(lib ${CP_EXPORTED_LIBRARIES})

@@ -1,7 +1,7 @@
 /*===- Passes.h - C API registration of cp passes -----------------*- C -*-===//
  *
  * Per-pass create/register entry points are generated from the passes'
- * TableGen (mlirCreateCPApplySchemePass,
+ * TableGen (mlirCreateCPSchemesApplySchemePass,
  * mlirRegisterCPConversionConvertCPToMPIPass,
  * mlirCreateCPUpstreamExportCInterfacePass, ...); this header adds one call
  *that registers everything cp provides, pipelines included, so that textual
@@ -15,7 +15,9 @@
 #include "mlir-c/Pass.h"
 
 #include "cp/Conversion/Passes.capi.h.inc"
-#include "cp/Dialect/CP/Transforms/Passes.capi.h.inc"
+#include "cp/Dialect/CP/Buffers/Passes.capi.h.inc"
+#include "cp/Dialect/CP/Schemes/Passes.capi.h.inc"
+#include "cp/Raising/Passes.capi.h.inc"
 #include "cp/Transforms/Passes.capi.h.inc"
 
 #ifdef __cplusplus

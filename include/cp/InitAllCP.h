@@ -11,11 +11,13 @@
 
 #include "cp/Conversion/Passes.h"
 #include "cp/Dialect/CP/IR/CPDialect.h"
-#include "cp/Dialect/CP/Transforms/BufferizableOpInterfaceImpl.h"
-#include "cp/Dialect/CP/Transforms/BuiltinSchemes.h"
-#include "cp/Dialect/CP/Transforms/Passes.h"
-#include "cp/Dialect/CP/Transforms/ShardingInterfaceImpl.h"
+#include "cp/Dialect/CP/Extensions/BufferizableOpInterfaceImpl.h"
+#include "cp/Dialect/CP/Schemes/BuiltinSchemes.h"
+#include "cp/Dialect/CP/Buffers/Passes.h"
+#include "cp/Dialect/CP/Schemes/Passes.h"
+#include "cp/Dialect/CP/Extensions/ShardingInterfaceImpl.h"
 #include "cp/Pipelines/Pipelines.h"
+#include "cp/Raising/Passes.h"
 #include "cp/Transforms/Passes.h"
 #include "mlir/IR/DialectRegistry.h"
 
@@ -35,7 +37,9 @@ inline void registerAllDialects(DialectRegistry &registry) {
 
 /// cp passes, conversions and pipelines.
 inline void registerAllPasses() {
-  registerCPPasses();
+  registerCPRaisingPasses();
+  registerCPSchemesPasses();
+  registerCPBuffersPasses();
   registerCPConversionPasses();
   registerCPUpstreamPasses();
   registerCPPipelines();

@@ -17,7 +17,9 @@ using namespace mlir::cp;
 extern "C" {
 #endif
 #include "cp/Conversion/Passes.capi.cpp.inc"
-#include "cp/Dialect/CP/Transforms/Passes.capi.cpp.inc"
+#include "cp/Dialect/CP/Buffers/Passes.capi.cpp.inc"
+#include "cp/Dialect/CP/Schemes/Passes.capi.cpp.inc"
+#include "cp/Raising/Passes.capi.cpp.inc"
 #include "cp/Transforms/Passes.capi.cpp.inc"
 #ifdef __cplusplus
 }

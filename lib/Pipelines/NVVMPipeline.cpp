@@ -8,7 +8,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "cp/Conversion/Passes.h"
-#include "cp/Dialect/CP/Transforms/Passes.h"
+#include "cp/Dialect/CP/Buffers/Passes.h"
+#include "cp/Dialect/CP/Schemes/Passes.h"
 #include "cp/Pipelines/Pipelines.h"
 #include "cp/Transforms/Passes.h"
 #include "mlir/Conversion/Passes.h"

@@ -7,7 +7,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "cp/Conversion/Passes.h"
-#include "cp/Dialect/CP/Transforms/Passes.h"
+#include "cp/Dialect/CP/Buffers/Passes.h"
+#include "cp/Dialect/CP/Schemes/Passes.h"
 #include "cp/Pipelines/Pipelines.h"
 #include "cp/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
@@ -27,6 +28,10 @@ void mlir::cp::buildSchemeAndBufferizationPipeline(OpPassManager &pm,
   // Collectives of a program partitioned with upstream's shard tools.
   pm.addPass(createConvertShardToCPPass());
   pm.addPass(createChooseSchemePass(choose));
+  // One layer per function, so what follows stays linear in depth.
+  OutlineAttentionLayersPassOptions outline;
+  outline.scheme = scheme;
+  pm.addPass(createOutlineAttentionLayersPass(outline));
   ApplySchemePassOptions apply;
   apply.scheme = scheme;
   apply.machine = machine.str();

@@ -2,7 +2,8 @@
 //
 // Q, K and V as cp.attention takes them: the transposes, GQA broadcasts
 // and constant scalings the frontends put on them are folded into the
-// match, and what cp.attention cannot state is a near miss.
+// match, and what cp.attention cannot state is a near miss. matchRhs
+// reads K (or V, for stage 1) off either contraction.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +15,58 @@
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 
 namespace mlir::cp::matcher {
+
+/// Checks out = [batch..., x, y] and lhs = [batch..., x, r] (r the
+/// reduction) and classifies the rhs: [batch'..., seq, feature] or its
+/// transpose, where seq is r for P V (seqIsReduction) and y for Q K^T, and
+/// batch' equals batch except that the head dim may be divided (GQA).
+LogicalResult Matcher::matchRhs(const Contraction &c, bool seqIsReduction,
+                                StringRef name, AttentionInput &input,
+                                int64_t &group) {
+  unsigned rank = c.outDims.size();
+  StringRef lhsName = seqIsReduction ? "P" : "Q";
+  if (c.lhsDims.size() != rank || c.rhsDims.size() != rank)
+    return fail(c.op, "the contraction's operands do not have the rank of "
+                      "its result");
+  DimRef x = c.outDims[rank - 2], y = c.outDims[rank - 1];
+  DimRef r{c.reduction};
+  for (const DimRef &d : c.outDims)
+    if (d.div != 1)
+      return fail(c.op, "the contraction's result map is not a permutation");
+  for (unsigned i = 0; i + 2 < rank; ++i)
+    if (!(c.lhsDims[i] == c.outDims[i]))
+      return fail(c.op, Twine(lhsName) +
+                            " and the result disagree on batch dim " +
+                            Twine(i));
+  if (!(c.lhsDims[rank - 2] == x) || !(c.lhsDims[rank - 1] == r))
+    return fail(c.op, Twine("the contraction does not reduce ") + lhsName +
+                          "'s last dim (" + lhsName +
+                          " must be [batch..., rows, reduced])");
+  DimRef seq = seqIsReduction ? r : y, feature = seqIsReduction ? y : r;
+  if (c.rhsDims[rank - 2] == seq && c.rhsDims[rank - 1] == feature)
+    input.transposed = false;
+  else if (c.rhsDims[rank - 2] == feature && c.rhsDims[rank - 1] == seq)
+    input.transposed = true;
+  else
+    return fail(c.op, Twine(name) +
+                          " is not indexed [batch..., keys, features] or its "
+                          "transpose");
+  group = 1;
+  for (unsigned i = 0; i + 2 < rank; ++i) {
+    DimRef b = c.rhsDims[i];
+    if (b.dim != c.outDims[i].dim)
+      return fail(c.op, Twine(name) + " and the result disagree on batch dim " +
+                            Twine(i));
+    if (b.div != 1) {
+      if (i + 3 != rank)
+        return fail(c.op, Twine(name) + " divides batch dim " + Twine(i) +
+                              ", which is not the head dim");
+      group = b.div;
+    }
+  }
+  input.value = c.rhs;
+  return success();
+}
 
 LogicalResult Matcher::matchOperands(const Contraction &qk) {
   int64_t keyGroup = 1;

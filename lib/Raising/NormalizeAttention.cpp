@@ -10,7 +10,7 @@
 #include "NormalizeAttention.h"
 #include "NormalizePatterns.h"
 
-#include "cp/Dialect/CP/Transforms/Passes.h"
+#include "cp/Raising/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -20,7 +20,7 @@
 
 namespace mlir::cp {
 #define GEN_PASS_DEF_NORMALIZEATTENTIONPASS
-#include "cp/Dialect/CP/Transforms/Passes.h.inc"
+#include "cp/Raising/Passes.h.inc"
 } // namespace mlir::cp
 
 using namespace mlir;
@@ -43,17 +43,6 @@ LogicalResult mlir::cp::normalizeAttentionForms(Operation *root,
             arith::ArithDialect>(op.getDialect()))
       op.getCanonicalizationPatterns(patterns, ctx);
   return applyPatternsGreedily(root, std::move(patterns));
-}
-
-void mlir::cp::normalize::readInputAs(PatternRewriter &rewriter,
-                                      linalg::GenericOp op, OpOperand *input,
-                                      Value value, AffineMap map) {
-  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  maps[input->getOperandNumber()] = map;
-  rewriter.modifyOpInPlace(op, [&] {
-    input->set(value);
-    op.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
-  });
 }
 
 std::string mlir::cp::describe(const NormalizationLog &log) {

@@ -34,8 +34,15 @@ struct Logged : Base {
 };
 
 /// `op` reads `value` through `map` where it read `input`.
-void readInputAs(PatternRewriter &rewriter, linalg::GenericOp op,
-                 OpOperand *input, Value value, AffineMap map);
+inline void readInputAs(PatternRewriter &rewriter, linalg::GenericOp op,
+                        OpOperand *input, Value value, AffineMap map) {
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  maps[input->getOperandNumber()] = map;
+  rewriter.modifyOpInPlace(op, [&] {
+    input->set(value);
+    op.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
+  });
+}
 
 inline ArrayRef<int64_t> shapeOf(Value v) {
   return cast<ShapedType>(v.getType()).getShape();

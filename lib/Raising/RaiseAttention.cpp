@@ -11,7 +11,7 @@
 #include "NormalizeAttention.h"
 #include "cp/Dialect/CP/IR/CPOps.h"
 #include "cp/Dialect/CP/IR/ModRegions.h"
-#include "cp/Dialect/CP/Transforms/Passes.h"
+#include "cp/Raising/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -26,7 +26,7 @@
 
 namespace mlir::cp {
 #define GEN_PASS_DEF_RAISEATTENTIONPASS
-#include "cp/Dialect/CP/Transforms/Passes.h.inc"
+#include "cp/Raising/Passes.h.inc"
 } // namespace mlir::cp
 
 using namespace mlir;

@@ -1,8 +1,8 @@
-//===- Collectives.cpp - the runtime's C ABI, counters and trace ----------===//
+//===- Collectives.cpp - the runtime's C ABI ------------------------------===//
 //
-// The cp_rt_* entry points compiled programs call, the byte and call
-// counters, and CP_RT_TRACE. A call is agreed and checked in
-// CollectiveCall.cpp and run over MPI in HostCollectives.cpp.
+// The cp_rt_* entry points compiled programs call. A call is agreed and
+// checked in CollectiveCall.cpp, run over MPI in HostCollectives.cpp (or
+// started in Requests.cpp) and counted in Counters.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,47 +16,6 @@
 #include <vector>
 
 using namespace cp::runtime;
-
-namespace {
-
-using Counters = std::array<int64_t, CP_RT_NUM_COLLECTIVES>;
-Counters bytesCounter{};
-Counters callCounter{};
-
-/// One kind's counter, or the sum over kinds for kind < 0.
-int64_t counterOf(const Counters &counters, int kind) {
-  if (kind >= 0 && kind < CP_RT_NUM_COLLECTIVES)
-    return counters[kind];
-  int64_t total = 0;
-  for (int64_t c : counters)
-    total += c;
-  return total;
-}
-
-bool traceRequested() {
-  const char *value = std::getenv("CP_RT_TRACE");
-  return value && *value && std::strcmp(value, "0") != 0;
-}
-
-} // namespace
-
-bool cp::runtime::tracing() {
-  static const bool enabled = traceRequested();
-  return enabled;
-}
-
-void cp::runtime::trace(const std::string &line) {
-  std::fprintf(stderr, "cp-runtime trace: rank %d: %s\n", ensureMpi(),
-               line.c_str());
-}
-
-void cp::runtime::count(const Call &call) {
-  int64_t bytes = call.bytesSent();
-  bytesCounter[call.kind] += bytes;
-  ++callCounter[call.kind];
-  if (tracing())
-    trace(call.label + ": " + std::to_string(bytes) + " bytes sent");
-}
 
 namespace {
 
@@ -194,13 +153,12 @@ CP_RT_DEFINE_COLLECTIVES(i16, 2)
 CP_RT_DEFINE_COLLECTIVES(i8, 1)
 CP_RT_DEFINE_COLLECTIVES(i1, 1)
 
-int64_t cp_rt_bytes_sent(int kind) { return counterOf(bytesCounter, kind); }
+int64_t cp_rt_bytes_sent(int kind) { return countedBytes(kind); }
 
-int64_t cp_rt_calls(int kind) { return counterOf(callCounter, kind); }
+int64_t cp_rt_calls(int kind) { return countedCalls(kind); }
 
 void cp_rt_reset_counters(void) {
-  bytesCounter.fill(0);
-  callCounter.fill(0);
+  resetCounts();
   resetInFlightTime();
 }
 

@@ -73,6 +73,11 @@ private:
 void runOnHost(const Call &call);
 /// Records `call` in the byte and call counters (and traces it).
 void count(const Call &call);
+/// The bytes sent and the calls made of one kind (all kinds for kind < 0)
+/// since the start or the last resetCounts().
+int64_t countedBytes(int kind);
+int64_t countedCalls(int kind);
+void resetCounts();
 
 /// A dense copy of `view` in `storage`, or the view's own memory when it is
 /// already dense.

@@ -237,7 +237,7 @@ static void testGeneratedPassEntryPoints(MlirContext ctx) {
   spec.scheme = cpSchemeAttrGet(ctx, CpSchemeAllGather, 0);
   MlirModule layer = cpAttentionLayerBuild(ctx, &spec, printDiagnostic, kLayer);
   MlirPassManager pm = mlirPassManagerCreate(ctx);
-  mlirPassManagerAddOwnedPass(pm, mlirCreateCPApplySchemePass());
+  mlirPassManagerAddOwnedPass(pm, mlirCreateCPSchemesApplySchemePass());
   MlirLogicalResult ran =
       mlirPassManagerRunOnOp(pm, mlirModuleGetOperation(layer));
   printf("generated pass ran: %d\n", mlirLogicalResultIsSuccess(ran));
@@ -266,7 +266,7 @@ static void testTrainingLayer(MlirContext ctx) {
   printf("training built: %d\n", !mlirModuleIsNull(layer));
   cpModulePrint(layer, false, printChunk, NULL);
   MlirPassManager pm = mlirPassManagerCreate(ctx);
-  mlirPassManagerAddOwnedPass(pm, mlirCreateCPApplySchemePass());
+  mlirPassManagerAddOwnedPass(pm, mlirCreateCPSchemesApplySchemePass());
   MlirLogicalResult ran =
       mlirPassManagerRunOnOp(pm, mlirModuleGetOperation(layer));
   printf("training scheme applied: %d\n", mlirLogicalResultIsSuccess(ran));

@@ -21,7 +21,7 @@
 #include "cp/Dialect/CP/Analysis/SchemeCost.h"
 #include "cp/Dialect/CP/Analysis/SchemeTraffic.h"
 #include "cp/Dialect/CP/IR/SchemeDefinition.h"
-#include "cp/Dialect/CP/Transforms/SchemeBuilder.h"
+#include "cp/Dialect/CP/Schemes/SchemeBuilder.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/Plugins/DialectPlugin.h"

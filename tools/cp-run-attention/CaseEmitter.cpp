@@ -170,13 +170,14 @@ private:
 
   /// cp.attention on the CP group, a scheme pass decides how; `%o` and,
   /// `withLse`, `%lse`.
-  std::string attentionOnGrid(bool withLse) const {
+  std::string attentionOnGrid(bool withLse, const std::string &q = "%q",
+                              const std::string &o = "%o") const {
     std::string scheme = c.scheme.empty() ? "" : " scheme = " + c.scheme;
     std::string mask = maskType.empty() ? "" : " explicit_mask %m";
     std::string layout = c.zigzag ? " layout = zigzag" : "";
     std::string regions = modRegions();
-    return std::string(withLse ? "  %o, %lse" : "  %o") + " = cp.attention " +
-           "%q, %k, %v" + mask + modOperands() + " on @cp grid_axes = [0]" +
+    return "  " + o + (withLse ? ", %lse" : "") + " = cp.attention " + q +
+           ", %k, %v" + mask + modOperands() + " on @cp grid_axes = [0]" +
            structured + layout + scheme +
            (regions.empty() ? "\n" : "\n" + regions) + "      : " + qType +
            ", " + kType + ", " + vType +
@@ -185,8 +186,11 @@ private:
   }
 
   std::string shardedAttention() const {
-    return attentionOnGrid(/*withLse=*/false) + "  return %o : " + oType +
-           "\n";
+    std::string layers =
+        cs.stacked ? attentionOnGrid(/*withLse=*/false, "%q", "%o1") +
+                         attentionOnGrid(/*withLse=*/false, "%o1", "%o")
+                   : attentionOnGrid(/*withLse=*/false);
+    return layers + "  return %o : " + oType + "\n";
   }
 
   /// `o`, `lse` = cp.local_attention of `q` against the `keys` keys and

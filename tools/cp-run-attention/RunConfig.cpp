@@ -33,7 +33,9 @@ namespace {
       "        and +lse to check the log-sum-exp too (--P 1: the IR is then\n"
       "        cp.local_attention itself); +grad checks the backward given\n"
       "        the reference output, +train the forward chained into it\n"
-      "        (both check dq, dk, dv; +train needs --scheme)\n");
+      "        (both check dq, dk, dv; +train needs --scheme); +stacked\n"
+      "        feeds the output to a second cp.attention as its queries\n"
+      "        (needs D = Dv)\n");
   std::exit(2);
 }
 
@@ -75,6 +77,8 @@ Case parseCase(const std::string &text) {
       c.grad = true;
     } else if (part == "train") {
       c.grad = c.train = true;
+    } else if (part == "stacked") {
+      c.stacked = true;
     } else if (part == "merge") {
       c.merge = true;
     } else if (part.rfind("at:", 0) == 0) {
@@ -194,6 +198,13 @@ Config parseArgs(int argc, char **argv) {
     if (cs.hasModRegions() && cs.lse)
       usageError("+lse checks cp.local_attention; mask and score regions are "
                  "checked on cp.attention");
+    if (cs.stacked && (cs.lse || cs.grad || cs.merge))
+      usageError("+stacked is two forward cp.attention layers: it does not "
+                 "take +lse, +merge, +grad or +train");
+    if (cs.stacked && c.headDim != c.valueDim)
+      usageError("+stacked feeds each output to the next layer as queries: "
+                 "it needs --D (" + std::to_string(c.headDim) +
+                 ") equal to --Dv (" + std::to_string(c.valueDim) + ")");
     if ((cs.qOffset || cs.kvOffset || cs.merge) && !cs.lse && !cs.grad)
       usageError("+at:QO:KO and +merge need +lse (they are about "
                  "cp.local_attention)");

@@ -56,6 +56,10 @@ struct Case {
   /// checked as well as the gradients. Without it, cp.attention_grad is
   /// given the reference output and lse, so only the backward is under test.
   bool train = false;
+  /// With --scheme: two layers, the first one's output the queries of a
+  /// second cp.attention over the same keys and values (needs D = Dv);
+  /// the reference applies plain attention twice.
+  bool stacked = false;
 
   bool hasModRegions() const {
     return document || causalModRegion || softcap > 0 || alibi;

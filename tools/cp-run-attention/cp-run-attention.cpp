@@ -200,16 +200,29 @@ Outcome runCase(const Config &c, const Case &cs, void *library, int rank) {
                ? bias.values[i * s + j]
                : 0.0;
   };
+  auto scoreMod = [&](double score, int64_t, int64_t h, int64_t i,
+                      int64_t j) {
+    return modifiedScore(cs, c.heads, score, h, i, j);
+  };
+  // +stacked: the second layer's queries are the first layer's output on
+  // every row, rounded to the storage type as the program's are.
+  HostTensor layerInput = q;
+  if (cs.stacked) {
+    std::vector<double> first(c.batch * c.heads * s * c.valueDim);
+    cp::reference::attention<double>(
+        shape, q.values.data(), k.values.data(), v.values.data(),
+        first.data(), 0, s, 1.0 / std::sqrt(double(c.headDim)), allowed,
+        biasOf, nullptr, scoreMod);
+    for (int64_t i = 0; i < layerInput.size(); ++i)
+      store(layerInput, i, first[i], type);
+  }
   int64_t localRow = 0;
   for (auto [begin, count] : blocks) {
     std::vector<double> rows(c.batch * c.heads * count * c.valueDim);
     std::vector<double> rowsLse(c.batch * c.heads * count);
-    auto scoreMod = [&](double score, int64_t, int64_t h, int64_t i,
-                        int64_t j) {
-      return modifiedScore(cs, c.heads, score, h, i, j);
-    };
     cp::reference::attention<double>(
-        shape, q.values.data(), k.values.data(), v.values.data(), rows.data(),
+        shape, layerInput.values.data(), k.values.data(), v.values.data(),
+        rows.data(),
         begin, begin + count, 1.0 / std::sqrt(double(c.headDim)), allowed,
         biasOf, cs.lse || cs.grad ? rowsLse.data() : nullptr, scoreMod);
     for (int64_t bh = 0; bh < c.batch * c.heads; ++bh)
@@ -260,10 +273,6 @@ Outcome runCase(const Config &c, const Case &cs, void *library, int rank) {
     expectedDq.resize(q.size());
     expectedDk.resize(k.size());
     expectedDv.resize(v.size());
-    auto scoreMod = [&](double score, int64_t, int64_t h, int64_t i,
-                        int64_t j) {
-      return modifiedScore(cs, c.heads, score, h, i, j);
-    };
     auto scoreModSlope = [&](double score, int64_t, int64_t, int64_t,
                              int64_t) { return modifiedScoreSlope(cs, score); };
     cp::reference::attentionGrad<double>(

@@ -9,13 +9,13 @@
 
 #include "BufferRoots.h"
 #include "cp/Dialect/CP/IR/CPOps.h"
-#include "cp/Dialect/CP/Transforms/Passes.h"
+#include "cp/Dialect/CP/Buffers/Passes.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace mlir {
 namespace cp {
 #define GEN_PASS_DEF_FREEBUFFERSEARLYPASS
-#include "cp/Dialect/CP/Transforms/Passes.h.inc"
+#include "cp/Dialect/CP/Buffers/Passes.h.inc"
 } // namespace cp
 } // namespace mlir
 

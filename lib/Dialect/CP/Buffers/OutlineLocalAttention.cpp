@@ -7,13 +7,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "cp/Dialect/CP/IR/CPOps.h"
-#include "cp/Dialect/CP/Transforms/Passes.h"
+#include "cp/Dialect/CP/Buffers/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringMap.h"
 
 namespace mlir::cp {
 #define GEN_PASS_DEF_OUTLINELOCALATTENTIONPASS
-#include "cp/Dialect/CP/Transforms/Passes.h.inc"
+#include "cp/Dialect/CP/Buffers/Passes.h.inc"
 } // namespace mlir::cp
 
 using namespace mlir;

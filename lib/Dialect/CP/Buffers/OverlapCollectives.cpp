@@ -11,7 +11,7 @@
 
 #include "BufferRoots.h"
 #include "cp/Dialect/CP/IR/CPOps.h"
-#include "cp/Dialect/CP/Transforms/Passes.h"
+#include "cp/Dialect/CP/Buffers/Passes.h"
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -20,7 +20,7 @@
 namespace mlir {
 namespace cp {
 #define GEN_PASS_DEF_OVERLAPCOLLECTIVESPASS
-#include "cp/Dialect/CP/Transforms/Passes.h.inc"
+#include "cp/Dialect/CP/Buffers/Passes.h.inc"
 } // namespace cp
 } // namespace mlir
 

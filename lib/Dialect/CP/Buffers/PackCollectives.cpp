@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cp/Dialect/CP/IR/CPOps.h"
-#include "cp/Dialect/CP/Transforms/Passes.h"
+#include "cp/Dialect/CP/Buffers/Passes.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
@@ -18,7 +18,7 @@
 namespace mlir {
 namespace cp {
 #define GEN_PASS_DEF_PACKCOLLECTIVESPASS
-#include "cp/Dialect/CP/Transforms/Passes.h.inc"
+#include "cp/Dialect/CP/Buffers/Passes.h.inc"
 } // namespace cp
 } // namespace mlir
 

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "cp/Dialect/CP/Transforms/BufferizableOpInterfaceImpl.h"
+#include "cp/Dialect/CP/Extensions/BufferizableOpInterfaceImpl.h"
 #include "OutlineModRegion.h"
 #include "cp/Dialect/CP/Analysis/StructuredMask.h"
 #include "cp/Dialect/CP/IR/CPOps.h"

@@ -14,7 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "cp/Dialect/CP/Transforms/ShardingInterfaceImpl.h"
+#include "cp/Dialect/CP/Extensions/ShardingInterfaceImpl.h"
 #include "cp/Dialect/CP/IR/CPOps.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Shard/Interfaces/ShardingInterface.h"

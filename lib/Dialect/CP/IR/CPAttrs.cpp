@@ -19,8 +19,6 @@
 using namespace mlir;
 using namespace mlir::cp;
 
-#include "cp/Dialect/CP/IR/CPEnums.cpp.inc"
-
 #define GET_ATTRDEF_CLASSES
 #include "cp/Dialect/CP/IR/CPAttrs.cpp.inc"
 
@@ -92,6 +90,14 @@ std::optional<SchemeOption> mlir::cp::schemeFromKeyword(StringRef keyword,
   return SchemeOption(*kind, degree);
 }
 
+void mlir::cp::printSchemeSpelling(llvm::raw_ostream &os, SchemeKind kind,
+                                   StringRef pluginName, int64_t parameter) {
+  bool plugin = kind == SchemeKind::plugin;
+  os << (plugin ? pluginName : stringifySchemeKind(kind));
+  if (kind == SchemeKind::hybrid || (plugin && parameter != 0))
+    os << "(" << parameter << ")";
+}
+
 SchemeAttr mlir::cp::parseSchemeBody(AsmParser &parser) {
   SMLoc loc = parser.getCurrentLocation();
   std::string keyword;
@@ -112,8 +118,11 @@ SchemeAttr mlir::cp::parseSchemeBody(AsmParser &parser) {
     parser.emitError(loc) << error;
     return {};
   }
-  // A scheme that parsed and names a registered definition always resolves.
-  return *scheme->resolve(parser.getContext(), "#cp.scheme");
+  // Built here rather than by SchemeOption::resolve, which builds on this
+  // file's attribute: the option depends on the attribute, not back.
+  if (scheme->isPlugin())
+    return SchemeAttr::getPlugin(parser.getContext(), keyword, degree);
+  return SchemeAttr::get(parser.getContext(), *scheme->getKind(), degree);
 }
 
 void mlir::cp::printSchemeBody(AsmPrinter &printer, SchemeAttr scheme) {

@@ -33,7 +33,7 @@ void CPDialect::initialize() {
       >();
   registerAttributes();
   registerTypes();
-  // Implemented in CPTransforms
+  // Implemented in CPExtensions
   // (registerBufferizableOpInterfaceExternalModels).
   declarePromisedInterfaces<bufferization::BufferizableOpInterface, AttentionOp,
                             LocalAttentionOp, AllGatherOp, AllToAllOp,

@@ -95,6 +95,13 @@ checkEvenLocalLength(StringRef scheme, const AttentionShape &s) {
       .str();
 }
 
+const SchemeDefinition *mlir::cp::lookupScheme(SchemeAttr scheme) {
+  if (scheme.isPlugin())
+    return lookupPluginScheme(scheme.getContext(), scheme.getName());
+  return lookupBuiltinScheme(scheme.getContext(),
+                             stringifySchemeKind(scheme.getKind()));
+}
+
 SequenceLayout mlir::cp::schemeLayout(SchemeKind scheme) {
   return scheme == SchemeKind::zigzag ? SequenceLayout::zigzag
                                       : SequenceLayout::contiguous;

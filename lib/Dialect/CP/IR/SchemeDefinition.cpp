@@ -2,8 +2,10 @@
 //
 // Schemes are registered with the cp dialect of a context: the built-ins by
 // cp's dialect extension (registerBuiltinSchemes), plugin schemes by the
-// plugin's extension (docs/SchemePlugins.md). Lookups go by kind for a
-// built-in and by name for a plugin scheme.
+// plugin's extension (docs/SchemePlugins.md). Lookups go by name: this
+// file never reads a #cp.scheme, so the attribute's parser can ask it
+// which plugin schemes exist (lookupScheme, by attribute, is in
+// SchemeConstraints.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -83,11 +85,9 @@ const SchemeDefinition *mlir::cp::lookupPluginScheme(MLIRContext *context,
   return nullptr;
 }
 
-const SchemeDefinition *mlir::cp::lookupScheme(SchemeAttr scheme) {
-  if (scheme.isPlugin())
-    return lookupPluginScheme(scheme.getContext(), scheme.getName());
-  StringRef keyword = stringifySchemeKind(scheme.getKind());
-  for (const auto &definition : definitionsOf(scheme.getContext()))
+const SchemeDefinition *mlir::cp::lookupBuiltinScheme(MLIRContext *context,
+                                                      StringRef keyword) {
+  for (const auto &definition : definitionsOf(context))
     if (definition->isBuiltin() && definition->getName() == keyword)
       return definition.get();
   return nullptr;

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cp/Dialect/CP/IR/SchemeOption.h"
+#include "cp/Dialect/CP/IR/CPAttrBodies.h"
 #include "cp/Dialect/CP/IR/SchemeDefinition.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Location.h"
@@ -69,14 +70,6 @@ llvm::raw_ostream &mlir::cp::operator<<(llvm::raw_ostream &os,
   printSchemeSpelling(os, *scheme.kind, scheme.pluginName,
                       scheme.ulyssesDegree);
   return os;
-}
-
-void mlir::cp::printSchemeSpelling(llvm::raw_ostream &os, SchemeKind kind,
-                                   StringRef pluginName, int64_t parameter) {
-  bool plugin = kind == SchemeKind::plugin;
-  os << (plugin ? pluginName : stringifySchemeKind(kind));
-  if (kind == SchemeKind::hybrid || (plugin && parameter != 0))
-    os << "(" << parameter << ")";
 }
 
 bool llvm::cl::parser<SchemeOption>::parse(Option &, StringRef,

@@ -17,8 +17,8 @@
 #include "cp/Dialect/CP/IR/CPOps.h"
 #include "cp/Dialect/CP/IR/SchemeConstraints.h"
 #include "cp/Dialect/CP/IR/SchemeDefinition.h"
-#include "cp/Dialect/CP/Transforms/Passes.h"
-#include "cp/Dialect/CP/Transforms/SchemeBuilder.h"
+#include "cp/Dialect/CP/Schemes/Passes.h"
+#include "cp/Dialect/CP/Schemes/SchemeBuilder.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Pass/PassManager.h"
@@ -27,7 +27,7 @@
 namespace mlir {
 namespace cp {
 #define GEN_PASS_DEF_APPLYSCHEMEPASS
-#include "cp/Dialect/CP/Transforms/Passes.h.inc"
+#include "cp/Dialect/CP/Schemes/Passes.h.inc"
 } // namespace cp
 } // namespace mlir
 

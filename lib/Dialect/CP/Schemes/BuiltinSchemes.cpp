@@ -8,11 +8,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "cp/Dialect/CP/Transforms/BuiltinSchemes.h"
+#include "cp/Dialect/CP/Schemes/BuiltinSchemes.h"
 #include "cp/Dialect/CP/Analysis/SchemeCost.h"
 #include "cp/Dialect/CP/Analysis/SchemeTraffic.h"
 #include "cp/Dialect/CP/IR/SchemeDefinition.h"
-#include "cp/Dialect/CP/Transforms/SchemeBuilder.h"
+#include "cp/Dialect/CP/Schemes/SchemeBuilder.h"
 #include "mlir/IR/DialectRegistry.h"
 
 using namespace mlir;

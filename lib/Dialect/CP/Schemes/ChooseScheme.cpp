@@ -9,14 +9,14 @@
 
 #include "cp/Dialect/CP/Analysis/SchemeCost.h"
 #include "cp/Dialect/CP/IR/CPOps.h"
-#include "cp/Dialect/CP/Transforms/Passes.h"
+#include "cp/Dialect/CP/Schemes/Passes.h"
 
 #include <type_traits>
 
 namespace mlir {
 namespace cp {
 #define GEN_PASS_DEF_CHOOSESCHEMEPASS
-#include "cp/Dialect/CP/Transforms/Passes.h.inc"
+#include "cp/Dialect/CP/Schemes/Passes.h.inc"
 } // namespace cp
 } // namespace mlir
 

@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cp/Dialect/CP/IR/CPOps.h"
-#include "cp/Dialect/CP/Transforms/Passes.h"
+#include "cp/Dialect/CP/Schemes/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -18,7 +18,7 @@
 
 namespace mlir::cp {
 #define GEN_PASS_DEF_OUTLINEATTENTIONLAYERSPASS
-#include "cp/Dialect/CP/Transforms/Passes.h.inc"
+#include "cp/Dialect/CP/Schemes/Passes.h.inc"
 } // namespace mlir::cp
 
 using namespace mlir;

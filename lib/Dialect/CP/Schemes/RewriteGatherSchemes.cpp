@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "cp/Dialect/CP/Transforms/SchemeBuilder.h"
+#include "cp/Dialect/CP/Schemes/SchemeBuilder.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;

@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cp/Dialect/CP/Analysis/StructuredMask.h"
-#include "cp/Dialect/CP/Transforms/SchemeBuilder.h"
+#include "cp/Dialect/CP/Schemes/SchemeBuilder.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "cp/Dialect/CP/Transforms/SchemeBuilder.h"
+#include "cp/Dialect/CP/Schemes/SchemeBuilder.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"

@@ -11,6 +11,7 @@
 #ifndef CP_DIALECT_CP_ANALYSIS_SCHEMECOST_H
 #define CP_DIALECT_CP_ANALYSIS_SCHEMECOST_H
 
+#include "cp/Dialect/CP/Analysis/MachineModel.h"
 #include "cp/Dialect/CP/IR/SchemeConstraints.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
@@ -21,45 +22,6 @@
 
 namespace mlir {
 namespace cp {
-
-/// What the cost model knows of a machine. Bandwidths are what one rank
-/// can send per second; a collective over ranks of more than one node runs
-/// at the inter-node bandwidth.
-struct MachineModel {
-  std::string name;
-  double intraNodeBandwidth; // bytes/s
-  double interNodeBandwidth; // bytes/s
-  double latency;            // s per collective step (message)
-  int64_t ranksPerNode;      // consecutive ranks share a node
-  double attentionFlops;     // flop/s the attention kernel sustains
-  double memoryBandwidth;    // bytes/s of device memory (merge passes)
-  double memory;             // bytes of device memory per rank
-  double launchOverhead;     // s per kernel launch
-  double overlap;            // fraction of a ring step's compute that hides
-                             // its shift (1: NCCL on a second stream; 0:
-                             // MPI without asynchronous progress)
-
-  /// "h200-nvlink" (8 ranks on one NVLink node), "multinode-ib" (nodes of
-  /// 8 ranks over 400 Gb/s InfiniBand) or "host-mpi" (MPI ranks on one
-  /// host); std::nullopt for another name.
-  static std::optional<MachineModel> preset(StringRef name);
-  static StringRef presetNames() {
-    return "h200-nvlink, multinode-ib, host-mpi";
-  }
-
-  /// Overrides fields from a `cp.machine` dictionary: `preset` (a preset
-  /// name, applied first), `intra_node_bandwidth`, `inter_node_bandwidth`,
-  /// `latency`, `ranks_per_node`, `attention_flops`, `memory_bandwidth`,
-  /// `memory`, `launch_overhead`, `overlap` (numbers; integers or floats).
-  /// Fails with a diagnostic naming an unknown key or a bad value.
-  LogicalResult apply(DictionaryAttr description,
-                      function_ref<InFlightDiagnostic()> emitError);
-};
-
-/// The machine an op is costed on: `base`, then the `cp.machine`
-/// dictionaries of the op's ancestors (outermost first) and of the op
-/// itself. Fails with a diagnostic on a bad entry.
-FailureOr<MachineModel> machineFor(Operation *op, MachineModel base);
 
 /// The passes an estimate covers: the forward (cp.attention), its backward
 /// (cp.attention_grad), or a training step, which runs both (its forward

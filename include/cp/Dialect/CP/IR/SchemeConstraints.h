@@ -16,6 +16,12 @@
 namespace mlir {
 namespace cp {
 
+class SchemeDefinition;
+
+/// The definition registered for `scheme` (by kind for a built-in, by name
+/// for a plugin scheme); null when none is.
+const SchemeDefinition *lookupScheme(SchemeAttr scheme);
+
 /// The sizes a scheme's applicability depends on. Any field may be
 /// ShapedType::kDynamic; a rule over an unknown size is not checked here
 /// (it becomes a runtime check).

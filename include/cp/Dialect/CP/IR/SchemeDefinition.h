@@ -122,9 +122,9 @@ bool isValidSchemeName(llvm::StringRef name);
 LogicalResult registerScheme(MLIRContext *context,
                              std::unique_ptr<SchemeDefinition> definition);
 
-/// The definition registered for `scheme` (by kind for a built-in, by name
-/// for a plugin scheme); null when none is.
-const SchemeDefinition *lookupScheme(SchemeAttr scheme);
+/// The built-in definition registered as `keyword`; null when none is.
+const SchemeDefinition *lookupBuiltinScheme(MLIRContext *context,
+                                            llvm::StringRef keyword);
 /// The plugin scheme registered as `name`; null when none is.
 const SchemeDefinition *lookupPluginScheme(MLIRContext *context,
                                            llvm::StringRef name);

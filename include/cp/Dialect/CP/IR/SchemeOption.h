@@ -37,6 +37,8 @@ public:
     return option;
   }
   bool isPlugin() const { return kind == SchemeKind::plugin; }
+  /// The kind named (none when empty or invalid).
+  std::optional<SchemeKind> getKind() const { return kind; }
 
   /// `text` as a scheme ("" gives the empty option); an invalid option
   /// that keeps `text` and the reason when it names none.
@@ -73,18 +75,6 @@ private:
 llvm::raw_ostream &operator<<(llvm::raw_ostream &os,
                               const SchemeOption &scheme);
 
-/// Writes a scheme as ops and options spell it: the built-in keyword or
-/// the plugin scheme's `pluginName`, then `(parameter)` for hybrid and for
-/// a plugin scheme with a nonzero parameter. The one spelling of #cp.scheme,
-/// SchemeOption and the cost model's names.
-void printSchemeSpelling(llvm::raw_ostream &os, SchemeKind kind,
-                         llvm::StringRef pluginName, int64_t parameter);
-
-/// The scheme `keyword` (with `(degree)`, 0 when absent) names, under the
-/// rules of #cp.scheme; std::nullopt with `error` set otherwise. Shared by
-/// the attribute's parser and SchemeOption::parse.
-std::optional<SchemeOption>
-schemeFromKeyword(llvm::StringRef keyword, int64_t degree, std::string &error);
 
 } // namespace cp
 } // namespace mlir

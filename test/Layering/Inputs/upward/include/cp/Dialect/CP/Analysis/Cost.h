@@ -1,2 +1,2 @@
 // An analysis may not use a transform.
-#include "cp/Dialect/CP/Transforms/Passes.h"
+#include "cp/Dialect/CP/Schemes/Passes.h"

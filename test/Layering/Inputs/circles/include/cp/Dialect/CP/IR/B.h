@@ -1,0 +1,1 @@
+#include "cp/Dialect/CP/IR/A.h"
