@@ -3,6 +3,10 @@
 // The elementwise ops between Q K^T and the softmax, replayed as one
 // scalar program so that the pass can split it into scale, score_mod,
 // mask_mod and a data mask whatever mix of generics and tosa wrote it.
+// One file past 600 lines on purpose: the replay is one walk whose cases
+// (generic bodies, tosa ops, broadcasts, selects) share its state, and
+// the split that follows it reads that state; apart, each half would need
+// the other's internals.
 //
 //===----------------------------------------------------------------------===//
 
