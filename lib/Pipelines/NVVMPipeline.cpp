@@ -70,6 +70,7 @@ void mlir::cp::buildNVVMLoweringPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createGpuLaunchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(createShareEqualKernelsPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createExportCInterfacePass());
   // One stream: kernels, copies and collectives in token order.

@@ -505,11 +505,48 @@ Val warpCollective(
 // The interpreter.
 //===----------------------------------------------------------------------===//
 
+/// The values a kernel body defines (block arguments and op results), each
+/// numbered once per launch and shared by its threads, so that a thread keeps
+/// its values in a vector rather than a map of its own.
+using SlotMap = DenseMap<Value, unsigned>;
+
+std::shared_ptr<SlotMap> numberValues(mlir::Block &body) {
+  auto slots = std::make_shared<SlotMap>();
+  auto add = [&](Value v) { slots->try_emplace(v, slots->size()); };
+  for (BlockArgument a : body.getArguments())
+    add(a);
+  for (Operation &top : body)
+    top.walk([&](Operation *op) {
+      for (Value r : op->getResults())
+        add(r);
+      for (Region &region : op->getRegions())
+        for (mlir::Block &block : region)
+          for (BlockArgument a : block.getArguments())
+            add(a);
+    });
+  return slots;
+}
+
 class Interpreter {
 public:
-  explicit Interpreter(const Interpreter *parent = nullptr) : parent(parent) {}
+  explicit Interpreter(const Interpreter *parent = nullptr,
+                       std::shared_ptr<const SlotMap> slots = nullptr)
+      : parent(parent), slots(std::move(slots)) {
+    if (this->slots) {
+      values.resize(this->slots->size());
+      defined.resize(this->slots->size());
+    }
+  }
 
   Val &get(Value v) {
+    if (slots) {
+      auto it = slots->find(v);
+      if (it != slots->end()) {
+        if (!defined[it->second])
+          fail("value used before it is defined", v.getDefiningOp());
+        return values[it->second];
+      }
+    }
     auto it = env.find(v);
     if (it != env.end())
       return it->second;
@@ -520,7 +557,17 @@ public:
     }
     fail("value used before it is defined", v.getDefiningOp());
   }
-  void set(Value v, Val x) { env[v] = std::move(x); }
+  void set(Value v, Val x) {
+    if (slots) {
+      auto it = slots->find(v);
+      if (it != slots->end()) {
+        values[it->second] = std::move(x);
+        defined[it->second] = 1;
+        return;
+      }
+    }
+    env[v] = std::move(x);
+  }
 
   /// Runs `block` with `args`; returns the terminator's operands.
   SmallVector<Val> run(mlir::Block &block, ArrayRef<Val> args) {
@@ -553,6 +600,11 @@ private:
 
   DenseMap<Value, Val> env;
   const Interpreter *parent;
+  /// In a kernel thread: the launch's numbering of the body's values, and
+  /// this thread's values by that number.
+  std::shared_ptr<const SlotMap> slots;
+  std::vector<Val> values;
+  std::vector<uint8_t> defined;
 };
 
 void Interpreter::exec(Operation *op) {
@@ -1095,6 +1147,7 @@ void Interpreter::execLaunch(gpu::LaunchOp launch) {
                              ? get(launch.getDynamicSharedMemorySize()).i
                              : 0;
   mlir::Block &body = launch.getBody().front();
+  std::shared_ptr<const SlotMap> slots = numberValues(body);
   for (int64_t bz = 0; bz < grid[2]; ++bz)
     for (int64_t by = 0; by < grid[1]; ++by)
       for (int64_t bx = 0; bx < grid[0]; ++bx) {
@@ -1125,7 +1178,7 @@ void Interpreter::execLaunch(gpu::LaunchOp launch) {
           fiber->warp = warp;
           warp->lanes[fiber->lane] = fiber.get();
           warp->size = fiber->lane + 1;
-          threadsOf.push_back(std::make_unique<Interpreter>(this));
+          threadsOf.push_back(std::make_unique<Interpreter>(this, slots));
           Interpreter *thread = threadsOf.back().get();
           SmallVector<Val> args;
           for (int64_t id : {bx, by, bz})

@@ -37,13 +37,14 @@ func.func @attention(%q: tensor<1x8x64x32xf32>, %k: tensor<1x4x64x32xf32>,
 // CHECK: %[[S:.*]] = llvm.call @mgpuStreamCreate()
 
 // allgather: K and V gathered (NCCL) into stacked buffers, each unpacked
-// along the sequence by one copy kernel (not one per rank), then the
-// attention kernel; all on stream %S.
+// along the sequence by one copy kernel (not one per rank; K and V launch
+// the same one, cp-share-equal-kernels), then the attention kernel; all on
+// stream %S.
 // AG: llvm.call @cp_rt_gpu_all_gather({{.*}}, %[[S]])
 // AG-NEXT: gpu.launch_func <%[[S]] : !llvm.ptr> @attention_kernel::@attention_kernel
 // AG-NOT: gpu.launch_func
 // AG: llvm.call @cp_rt_gpu_all_gather({{.*}}, %[[S]])
-// AG-NEXT: gpu.launch_func <%[[S]] : !llvm.ptr> @attention_kernel_0::@attention_kernel
+// AG-NEXT: gpu.launch_func <%[[S]] : !llvm.ptr> @attention_kernel::@attention_kernel
 // AG-NOT: gpu.launch_func
 // AG: gpu.launch_func <%[[S]] : !llvm.ptr> @attention_kernel_1::@attention_kernel blocks in ({{.*}}) threads in ({{.*}})
 // AG-NOT: gpu.launch_func

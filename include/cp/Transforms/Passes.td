@@ -181,4 +181,30 @@ def TensorCoreLaunchBoundsPass
   }];
 }
 
+def ShareEqualKernelsPass : Pass<"cp-share-equal-kernels", "ModuleOp"> {
+  let summary = "One gpu.module for kernels that are equal up to their names";
+  let description = [{
+    `gpu-kernel-outlining` gives every `gpu.launch` a `gpu.module` of its
+    own, so a program whose attention layers, cases or ring steps launch
+    the same kernel (the same conversions, merges and copies, the same
+    local attention on the same shapes and attributes) carries one copy per
+    launch, and `gpu-module-to-binary` compiles each copy. This pass keeps
+    the first of the modules that print the same once their own symbol
+    names are left out, points every `gpu.launch_func` of the others at
+    it, and erases them. Modules that some other operation names (not a
+    `gpu.launch_func`) are left alone.
+
+    ```mlir
+    gpu.launch_func @copy_kernel::@copy_kernel ...
+    gpu.launch_func @copy_kernel_0::@copy_kernel ...
+    gpu.module @copy_kernel { gpu.func @copy_kernel(...) kernel {...} }
+    gpu.module @copy_kernel_0 { gpu.func @copy_kernel(...) kernel {...} }
+    // becomes (the two bodies being equal)
+    gpu.launch_func @copy_kernel::@copy_kernel ...
+    gpu.launch_func @copy_kernel::@copy_kernel ...
+    gpu.module @copy_kernel { gpu.func @copy_kernel(...) kernel {...} }
+    ```
+  }];
+}
+
 #endif // CP_TRANSFORMS_PASSES_TD

@@ -2,13 +2,17 @@
 //
 // cp-outline-local-attention: each buffer-level local attention (forward
 // or backward) becomes a call of a private function holding one copy of
-// it, shared by every op with the same attributes and operand types.
+// it, shared by every op with the same attributes and operand types up to
+// their memrefs' offsets (the kernel takes every strided memref with a
+// dynamic offset, so the chunks of one tensor share one kernel).
 //
 //===----------------------------------------------------------------------===//
 
 #include "cp/Dialect/CP/IR/CPOps.h"
 #include "cp/Dialect/CP/Buffers/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringMap.h"
 
 namespace mlir::cp {
@@ -21,13 +25,65 @@ using namespace mlir::cp;
 
 namespace {
 
+/// The kernel's parameter type for an operand of type `type`: a memref
+/// with static strides and a dynamic offset, so that views of one buffer
+/// at different offsets (a zigzag chunk, a ring step's half) are one
+/// kernel. Strides stay static: the kernel's vector loads rely on them.
+Type kernelParameterType(Type type) {
+  auto memref = dyn_cast<MemRefType>(type);
+  if (!memref)
+    return type;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(memref.getStridesAndOffset(strides, offset)))
+    return type;
+  auto layout = StridedLayoutAttr::get(type.getContext(),
+                                       ShapedType::kDynamic, strides);
+  return MemRefType::get(memref.getShape(), memref.getElementType(), layout,
+                         memref.getMemorySpace());
+}
+
+/// The kernel's parameter types for `op`'s operands. Mod operands keep
+/// their types: the mod functions take them as they are.
+SmallVector<Type> parameterTypesOf(Operation *op) {
+  OperandRange modOperands =
+      isa<BufferLocalAttentionOp>(op)
+          ? cast<BufferLocalAttentionOp>(op).getModOperands()
+          : cast<BufferLocalAttentionGradOp>(op).getModOperands();
+  SmallVector<Type> types;
+  for (OpOperand &operand : op->getOpOperands()) {
+    unsigned index = operand.getOperandNumber();
+    bool isModOperand = !modOperands.empty() &&
+                        index >= modOperands.getBeginOperandIndex() &&
+                        index < modOperands.getBeginOperandIndex() +
+                                    modOperands.size();
+    types.push_back(isModOperand ? operand.get().getType()
+                                 : kernelParameterType(operand.get().getType()));
+  }
+  return types;
+}
+
+/// A mod function's text without its name. Bufferization outlines every
+/// op's mask_mod / score_mod region into a function of its own, so the ops
+/// a scheme makes of one cp.attention name equal functions under different
+/// names; equal keys are one function.
+std::string modFunctionKey(func::FuncOp function) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  function->print(os, OpPrintingFlags().printGenericOpForm().useLocalScope());
+  std::string name = ("\"" + function.getSymName() + "\"").str();
+  if (size_t at = text.find(name); at != std::string::npos)
+    text.erase(at, name.size());
+  return text;
+}
+
 /// What makes two ops the same kernel: the op, its attributes (mask,
-/// scale, mod functions, ...) and its operand types.
-std::string signatureOf(Operation *op) {
+/// scale, mod functions, ...) and its kernel parameter types.
+std::string signatureOf(Operation *op, TypeRange parameterTypes) {
   std::string key;
   llvm::raw_string_ostream os(key);
   os << op->getName() << op->getAttrDictionary();
-  for (Type type : op->getOperandTypes())
+  for (Type type : parameterTypes)
     os << ',' << type;
   return key;
 }
@@ -43,21 +99,60 @@ struct OutlineLocalAttentionPass
         ops.push_back(op);
     });
     SymbolTable symbols(module);
+    shareEqualModFunctions(ops, symbols);
     llvm::StringMap<func::FuncOp> kernels;
     for (Operation *op : ops) {
-      std::string key = signatureOf(op);
-      func::FuncOp &kernel = kernels[key];
+      SmallVector<Type> parameterTypes = parameterTypesOf(op);
+      func::FuncOp &kernel = kernels[signatureOf(op, parameterTypes)];
       if (!kernel)
-        kernel = createKernel(op, symbols);
+        kernel = createKernel(op, parameterTypes, symbols);
       OpBuilder b(op);
-      func::CallOp::create(b, op->getLoc(), kernel, op->getOperands());
+      SmallVector<Value> arguments;
+      for (auto [operand, type] :
+           llvm::zip_equal(op->getOperands(), parameterTypes))
+        arguments.push_back(operand.getType() == type
+                                ? operand
+                                : memref::CastOp::create(b, op->getLoc(),
+                                                         type, operand)
+                                      .getResult());
+      func::CallOp::create(b, op->getLoc(), kernel, arguments);
       op->erase();
     }
   }
 
+  /// Points every op's mask_mod / score_mod at the first of the functions
+  /// equal to it, and erases the private ones no longer named.
+  void shareEqualModFunctions(ArrayRef<Operation *> ops, SymbolTable &symbols) {
+    llvm::StringMap<FlatSymbolRefAttr> firstByKey;
+    llvm::SmallSetVector<func::FuncOp, 8> replaced;
+    for (Operation *op : ops) {
+      for (StringRef attrName : {"mask_mod", "score_mod"}) {
+        auto ref = op->getAttrOfType<FlatSymbolRefAttr>(attrName);
+        if (!ref)
+          continue;
+        auto function = symbols.lookup<func::FuncOp>(ref.getValue());
+        if (!function)
+          continue;
+        FlatSymbolRefAttr &first = firstByKey[modFunctionKey(function)];
+        if (!first)
+          first = ref;
+        else if (first != ref) {
+          op->setAttr(attrName, first);
+          replaced.insert(function);
+        }
+      }
+    }
+    ModuleOp module = getOperation();
+    for (func::FuncOp function : replaced)
+      if (function.isPrivate() &&
+          SymbolTable::symbolKnownUseEmpty(function, module))
+        symbols.erase(function);
+  }
+
   /// A private function at module level whose body is a copy of `op` on
   /// its arguments.
-  func::FuncOp createKernel(Operation *op, SymbolTable &symbols) {
+  func::FuncOp createKernel(Operation *op, TypeRange parameterTypes,
+                            SymbolTable &symbols) {
     ModuleOp module = getOperation();
     OpBuilder b(module.getBodyRegion());
     b.setInsertionPointToEnd(module.getBody());
@@ -66,7 +161,7 @@ struct OutlineLocalAttentionPass
                          : "cp_local_attention_grad";
     auto kernel = func::FuncOp::create(
         b, op->getLoc(), base,
-        b.getFunctionType(op->getOperandTypes(), TypeRange()));
+        b.getFunctionType(parameterTypes, TypeRange()));
     kernel.setPrivate();
     symbols.insert(kernel); // renames to a unique name
     Block *body = kernel.addEntryBlock();

@@ -20,8 +20,12 @@ def OutlineLocalAttentionPass
     attributes and operand types share one function, so a model of N
     identical layers lowers (and LLVM compiles) one attention loop nest
     instead of N: compile time grows with the number of distinct layers,
-    not with depth. Run before `cp-lower-local-attention`, which then
-    lowers the functions' single ops; `cp-lower-to-cpu` does.
+    not with depth. A memref parameter keeps its shape and strides but
+    takes a dynamic offset (`memref.cast` at the call), so views of one
+    buffer at different offsets, such as zigzag's two chunks or a ring
+    step's halves, share one function too. Run before
+    `cp-lower-local-attention`, which then lowers the functions' single
+    ops; `cp-lower-to-cpu` does.
 
     ```mlir
     cp.buffer.local_attention %q, %k, %v offsets(%a, %b) into %o ...
@@ -36,7 +40,8 @@ def OutlineLocalAttentionPass
     }
     ```
   }];
-  let dependentDialects = ["::mlir::func::FuncDialect"];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::memref::MemRefDialect"];
 }
 
 def OverlapCollectivesPass : Pass<"cp-overlap-collectives"> {
