@@ -636,6 +636,11 @@ void Interpreter::exec(Operation *op) {
         for (auto [r, v] : llvm::zip(ifOp.getResults(), results))
           set(r, v);
       })
+      .Case([&](memref::CastOp castOp) {
+        // Only the static type changes (e.g. a dynamic offset); the
+        // buffer, its offset and strides are the source's.
+        set(castOp, get(castOp.getSource()));
+      })
       .Case([&](memref::DimOp dimOp) {
         auto m = get(dimOp.getSource()).memref;
         set(dimOp, Val::ofInt(m->sizes[get(dimOp.getIndex()).i]));

@@ -29,6 +29,7 @@
 #include "cp/Conversion/AttentionCommon/LowerBufferAttentions.h"
 #include "cp/Conversion/AttentionCommon/ModFunctions.h"
 #include "cp/Conversion/Passes.h"
+#include "cp/Dialect/CP/IR/KernelOperands.h"
 #include "cp/Dialect/CP/Analysis/StructuredMask.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -362,16 +363,21 @@ struct LowerLocalAttentionGradToGPUPass
     if (failed(options))
       return signalPassFailure();
     auto lowerGrad = [&](BufferLocalAttentionGradOp op) -> LogicalResult {
+      // Kernels for dynamic offsets, alignment checked on the static ones
+      // first (as in cp-lower-local-attention-to-gpu).
+      OpBuilder b(op);
       if (options->choice != KernelChoice::simt) {
         std::string reason =
             mmaGradKernelUnsupportedReason(op, options->capability, mode);
         if (reason.empty()) {
+          castToKernelOperandTypes(b, op);
           lowerLocalAttentionGradToMmaKernels(op, mode);
           return success();
         }
         if (options->choice == KernelChoice::mma)
           op.emitRemark("uses the SIMT backward, not kernel=mma: ") << reason;
       }
+      castToKernelOperandTypes(b, op);
       return lowerToSimtKernels(op, simtThreads);
     };
     if (failed(lowerBufferAttentions(getOperation(), nullptr, lowerGrad)))

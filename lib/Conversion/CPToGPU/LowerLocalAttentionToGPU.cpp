@@ -20,6 +20,7 @@
 #include "cp/Conversion/Passes.h"
 #include "cp/Dialect/CP/Analysis/StructuredMask.h"
 #include "cp/Dialect/CP/IR/CPOps.h"
+#include "cp/Dialect/CP/IR/KernelOperands.h"
 #include "cp/Dialect/CP/IR/ModRegions.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -405,15 +406,22 @@ struct LowerLocalAttentionToGPUPass
       return signalPassFailure();
     KernelChoice choice = kernelOptions->choice;
     auto lowerOne = [&](BufferLocalAttentionOp op) -> LogicalResult {
+      // The kernel is built for dynamic offsets (KernelOperands.h), so that
+      // the launches of ops that differ only in their views' offsets are
+      // equal kernels; the tensor-core kernel's alignment is checked on the
+      // static offsets first.
+      OpBuilder b(op);
       if (choice != KernelChoice::simt) {
         std::string reason = cp::detail::mmaKernelUnsupportedReason(op);
         if (reason.empty()) {
+          castToKernelOperandTypes(b, op);
           cp::detail::lowerLocalAttentionToMmaKernel(op);
           return success();
         }
         if (choice == KernelChoice::mma)
           op.emitRemark("uses the SIMT kernel, not kernel=mma: ") << reason;
       }
+      castToKernelOperandTypes(b, op);
       FailureOr<GpuTiles> tiles = tilesFor(op);
       if (failed(tiles))
         return failure();

@@ -3,15 +3,15 @@
 // cp-outline-local-attention: each buffer-level local attention (forward
 // or backward) becomes a call of a private function holding one copy of
 // it, shared by every op with the same attributes and operand types up to
-// their memrefs' offsets (the kernel takes every strided memref with a
-// dynamic offset, so the chunks of one tensor share one kernel).
+// their memrefs' offsets (cp/Dialect/CP/IR/KernelOperands.h), and with
+// equal mod functions.
 //
 //===----------------------------------------------------------------------===//
 
 #include "cp/Dialect/CP/IR/CPOps.h"
+#include "cp/Dialect/CP/IR/KernelOperands.h"
 #include "cp/Dialect/CP/Buffers/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringMap.h"
 
@@ -24,44 +24,6 @@ using namespace mlir;
 using namespace mlir::cp;
 
 namespace {
-
-/// The kernel's parameter type for an operand of type `type`: a memref
-/// with static strides and a dynamic offset, so that views of one buffer
-/// at different offsets (a zigzag chunk, a ring step's half) are one
-/// kernel. Strides stay static: the kernel's vector loads rely on them.
-Type kernelParameterType(Type type) {
-  auto memref = dyn_cast<MemRefType>(type);
-  if (!memref)
-    return type;
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  if (failed(memref.getStridesAndOffset(strides, offset)))
-    return type;
-  auto layout = StridedLayoutAttr::get(type.getContext(),
-                                       ShapedType::kDynamic, strides);
-  return MemRefType::get(memref.getShape(), memref.getElementType(), layout,
-                         memref.getMemorySpace());
-}
-
-/// The kernel's parameter types for `op`'s operands. Mod operands keep
-/// their types: the mod functions take them as they are.
-SmallVector<Type> parameterTypesOf(Operation *op) {
-  OperandRange modOperands =
-      isa<BufferLocalAttentionOp>(op)
-          ? cast<BufferLocalAttentionOp>(op).getModOperands()
-          : cast<BufferLocalAttentionGradOp>(op).getModOperands();
-  SmallVector<Type> types;
-  for (OpOperand &operand : op->getOpOperands()) {
-    unsigned index = operand.getOperandNumber();
-    bool isModOperand = !modOperands.empty() &&
-                        index >= modOperands.getBeginOperandIndex() &&
-                        index < modOperands.getBeginOperandIndex() +
-                                    modOperands.size();
-    types.push_back(isModOperand ? operand.get().getType()
-                                 : kernelParameterType(operand.get().getType()));
-  }
-  return types;
-}
 
 /// A mod function's text without its name. Bufferization outlines every
 /// op's mask_mod / score_mod region into a function of its own, so the ops
@@ -79,11 +41,11 @@ std::string modFunctionKey(func::FuncOp function) {
 
 /// What makes two ops the same kernel: the op, its attributes (mask,
 /// scale, mod functions, ...) and its kernel parameter types.
-std::string signatureOf(Operation *op, TypeRange parameterTypes) {
+std::string signatureOf(Operation *op) {
   std::string key;
   llvm::raw_string_ostream os(key);
   os << op->getName() << op->getAttrDictionary();
-  for (Type type : parameterTypes)
+  for (Type type : op->getOperandTypes())
     os << ',' << type;
   return key;
 }
@@ -102,20 +64,12 @@ struct OutlineLocalAttentionPass
     shareEqualModFunctions(ops, symbols);
     llvm::StringMap<func::FuncOp> kernels;
     for (Operation *op : ops) {
-      SmallVector<Type> parameterTypes = parameterTypesOf(op);
-      func::FuncOp &kernel = kernels[signatureOf(op, parameterTypes)];
-      if (!kernel)
-        kernel = createKernel(op, parameterTypes, symbols);
       OpBuilder b(op);
-      SmallVector<Value> arguments;
-      for (auto [operand, type] :
-           llvm::zip_equal(op->getOperands(), parameterTypes))
-        arguments.push_back(operand.getType() == type
-                                ? operand
-                                : memref::CastOp::create(b, op->getLoc(),
-                                                         type, operand)
-                                      .getResult());
-      func::CallOp::create(b, op->getLoc(), kernel, arguments);
+      castToKernelOperandTypes(b, op);
+      func::FuncOp &kernel = kernels[signatureOf(op)];
+      if (!kernel)
+        kernel = createKernel(op, symbols);
+      func::CallOp::create(b, op->getLoc(), kernel, op->getOperands());
       op->erase();
     }
   }
@@ -151,8 +105,7 @@ struct OutlineLocalAttentionPass
 
   /// A private function at module level whose body is a copy of `op` on
   /// its arguments.
-  func::FuncOp createKernel(Operation *op, TypeRange parameterTypes,
-                            SymbolTable &symbols) {
+  func::FuncOp createKernel(Operation *op, SymbolTable &symbols) {
     ModuleOp module = getOperation();
     OpBuilder b(module.getBodyRegion());
     b.setInsertionPointToEnd(module.getBody());
@@ -161,7 +114,7 @@ struct OutlineLocalAttentionPass
                          : "cp_local_attention_grad";
     auto kernel = func::FuncOp::create(
         b, op->getLoc(), base,
-        b.getFunctionType(parameterTypes, TypeRange()));
+        b.getFunctionType(op->getOperandTypes(), TypeRange()));
     kernel.setPrivate();
     symbols.insert(kernel); // renames to a unique name
     Block *body = kernel.addEntryBlock();
