@@ -79,7 +79,7 @@ def _as_module(source, context):
 
 
 def compile_cpu(source, scheme=None, output=None, function=None, options=None,
-                context=None, machine="host-mpi"):
+                context=None, machine="host-mpi", opt_level=3):
     """Compiles an AttentionLayer, a Module or MLIR text for CPU ranks.
 
     The scheme is applied here, in process, so that a scheme that cannot
@@ -88,7 +88,9 @@ def compile_cpu(source, scheme=None, output=None, function=None, options=None,
     ``scheme='auto'`` is resolved on ``machine``, by default the preset
     that cp-lower-to-cpu uses ('host-mpi'), so that it chooses as
     ``AttentionLayer(scheme='auto')`` does. ``options`` are more
-    cp-lower-to-cpu options (dict). Returns a CompiledProgram; without
+    cp-lower-to-cpu options (dict). ``opt_level`` (0 to 3) is LLVM's, as
+    ``cp-compile -O``: 0 skips ``opt`` and compiles fastest, for programs
+    run once. Returns a CompiledProgram; without
     ``output`` the .so lives in a temporary directory as long as the
     program object.
     """
@@ -106,7 +108,10 @@ def compile_cpu(source, scheme=None, output=None, function=None, options=None,
     source_path = output + ".mlir"
     with open(source_path, "w") as f:
         f.write(module.print())
-    command = [_config.tool("cp-compile"), source_path, "-o", output]
+    if opt_level not in (0, 1, 2, 3):
+        raise ValueError(f"cp_mlir: opt_level must be 0, 1, 2 or 3, got {opt_level!r}")
+    command = [_config.tool("cp-compile"), source_path, "-o", output,
+               f"-O{opt_level}"]
     if options:
         command.append("--pipeline-options=" + _pipeline_options(options))
     done = subprocess.run(command, capture_output=True, text=True)

@@ -57,7 +57,7 @@ def compile_text(text, tmp_path, name, function, scheme=None):
                         "-o", str(lowered)], check=True)
         path = lowered
     return cp_mlir.compile_cpu(path.read_text(), scheme=scheme, function=function,
-                               output=str(tmp_path / f"{name}.so"))
+                               output=str(tmp_path / f"{name}.so"), opt_level=0)
 
 
 def raised(text, P, function):

@@ -122,3 +122,9 @@ def test_zigzag_layout_keeps_natural_order():
     allowed = (k <= q) & (q - 5 < k)
     expected = reference.attention(arrays["q"], arrays["k"], arrays["v"], allowed)
     assert np.max(np.abs(out - expected)) <= 1e-5
+
+
+def test_opt_level_is_checked():
+    layer = cp_mlir.AttentionLayer(S=8, D=4, P=2, H=2, Hkv=2)
+    with pytest.raises(ValueError, match="opt_level must be 0, 1, 2 or 3, got 4"):
+        cp_mlir.compile_cpu(layer, scheme="allgather", opt_level=4)
