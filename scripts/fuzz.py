@@ -35,6 +35,12 @@ stays a crash: minimise it by hand. A hang is run once more with
 --hang-recheck seconds as the limit, and its log says whether and when it
 finished (slow, not stuck).
 
+Mutants under the same pipeline and scheme run --batch at a time in one
+cp-opt process (`--split-input-file`): most of a run is cp-opt starting.
+A batch that crashes or passes --timeout is run again one mutant at a
+time, so every verdict, and the limit of --timeout seconds, is a single
+mutant's.
+
 Deterministic for a given --seed and --runs. Prints runs, crashes and hangs
 per pipeline; writes each crash or hang as a reproducer into --save-dir;
 exits 1 on any.
@@ -305,6 +311,47 @@ def run_one(cp_opt, job, timeout, stock_mlir_opt="", hang_recheck=0):
     return verdict, output, flags
 
 
+def run_batch(cp_opt, batch, timeout, stock_mlir_opt="", hang_recheck=0):
+    """Runs `batch` (jobs under one pipeline and scheme) in one cp-opt
+    process; one at a time (run_one) when that crashes or passes
+    `timeout`. Returns [(job, (verdict, output, flags))]."""
+    if len(batch) > 1:
+        _, _, pipeline, scheme = batch[0]
+        flags = PIPELINES[pipeline](scheme)
+        with tempfile.NamedTemporaryFile("w", suffix=".mlir",
+                                         delete=False) as f:
+            f.write("\n// -----\n".join(job[1] for job in batch))
+            path = f.name
+        try:
+            crashed, _ = crashes([cp_opt, path, "--split-input-file", "-o",
+                                  os.devnull] + flags, timeout)
+        except subprocess.TimeoutExpired:
+            crashed = True
+        finally:
+            os.unlink(path)
+        if not crashed:
+            return [(job, ("ok", "", flags)) for job in batch]
+    return [(job, run_one(cp_opt, job, timeout, stock_mlir_opt, hang_recheck))
+            for job in batch]
+
+
+def batches(jobs, size):
+    """`jobs` in batches of at most `size` that share pipeline and scheme,
+    formed within windows of 24 * size consecutive jobs."""
+    jobs = iter(jobs)
+    while True:
+        window = [job for _, job in zip(range(24 * size), jobs)]
+        if not window:
+            return
+        groups = {}
+        for job in window:
+            key = (job[2], tuple(PIPELINES[job[2]](job[3])))
+            groups.setdefault(key, []).append(job)
+        for group in groups.values():
+            for i in range(0, len(group), size):
+                yield group[i:i + size]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cp-opt", default=os.path.join(ROOT, "build", "bin", "cp-opt"))
@@ -315,6 +362,8 @@ def main():
     parser.add_argument("--timeout", type=float, default=10,
                         help="seconds after which a run is a hang")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    parser.add_argument("--batch", type=int, default=16,
+                        help="mutants per cp-opt process (1: one each)")
     parser.add_argument("--save-dir", default="")
     parser.add_argument("--stock-mlir-opt", default="",
                         help="the LLVM installation's mlir-opt: crashes and "
@@ -351,17 +400,19 @@ def main():
 
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         pending = set()
-        for job in jobs():
-            pending.add(pool.submit(lambda j=job: (j, run_one(
-                args.cp_opt, j, args.timeout, args.stock_mlir_opt,
-                args.hang_recheck))))
+        for batch in batches(jobs(), max(1, args.batch)):
+            pending.add(pool.submit(lambda b=batch: run_batch(
+                args.cp_opt, b, args.timeout, args.stock_mlir_opt,
+                args.hang_recheck)))
             if len(pending) >= 2 * args.jobs:
                 done, pending = concurrent.futures.wait(
                     pending, return_when=concurrent.futures.FIRST_COMPLETED)
                 for future in done:
-                    record(future.result(), counts, failures)
+                    for result in future.result():
+                        record(result, counts, failures)
         for future in concurrent.futures.as_completed(pending):
-            record(future.result(), counts, failures)
+            for result in future.result():
+                record(result, counts, failures)
 
     if args.save_dir and failures:
         os.makedirs(args.save_dir, exist_ok=True)
