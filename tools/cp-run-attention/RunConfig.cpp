@@ -25,7 +25,11 @@ namespace {
       "         [--layout contiguous|zigzag]\n"
       "         [--grad-dtype f32|storage]\n"
       "         (--emit-mlir [--scheme S] | --lib FILE.so [--tol X] [--grad-tol X]\n"
-      "          [--expect-bytes N] [--repeat N] [--device cpu|gpu])\n"
+      "          [--expect-bytes N] [--repeat N] [--warmup N]\n"
+      "          [--device cpu|gpu])\n"
+      "  --repeat N: timed calls (default 1), after --warmup N untimed ones\n"
+      "        (default 1, or $CP_RUN_ATTENTION_WARMUP: the test suite sets\n"
+      "        0, since its checks need one call and no timing)\n"
       "  MASK: none | causal | window:W, optionally +explicit-global,\n"
       "        +explicit-local or +bias-global (e.g. causal+explicit-global),\n"
       "        and regions: +document (mask_mod on segment ids),\n"
@@ -97,6 +101,8 @@ Case parseCase(const std::string &text) {
 
 Config parseArgs(int argc, char **argv) {
   Config c;
+  if (const char *warmup = std::getenv("CP_RUN_ATTENTION_WARMUP"))
+    c.warmup = std::atoi(warmup);
   auto number = [&](int &i) {
     if (i + 1 >= argc)
       usageError(std::string(argv[i]) + " needs a value");
@@ -120,6 +126,8 @@ Config parseArgs(int argc, char **argv) {
       c.valueDim = number(i);
     else if (a == "--repeat")
       c.repeat = static_cast<int>(number(i));
+    else if (a == "--warmup")
+      c.warmup = static_cast<int>(number(i));
     else if (a == "--expect-bytes")
       c.expectBytes = number(i);
     else if (a == "--emit-mlir")
@@ -163,6 +171,9 @@ Config parseArgs(int argc, char **argv) {
     } else
       usageError("unknown or incomplete argument '" + a + "'");
   }
+  if (c.repeat < 1 || c.warmup < 0)
+    usageError("--repeat must be at least 1 and --warmup at least 0, got " +
+               std::to_string(c.repeat) + " and " + std::to_string(c.warmup));
   if (c.cases.empty())
     usageError("give at least one --case");
   if (c.p <= 0 || c.seq % c.p != 0)

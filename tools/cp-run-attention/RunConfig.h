@@ -76,6 +76,8 @@ struct Config {
   std::optional<double> tolerance, gradTolerance;
   std::optional<int64_t> expectBytes;
   int repeat = 1;
+  /// Untimed calls before the timed ones: communicators, page faults.
+  int warmup = 1;
   /// Run on device buffers (a program compiled with cp-compile --target=nvvm).
   bool gpu = false;
   /// The op's layout: rank r holds chunks r and 2P-1-r of 2P chunks.

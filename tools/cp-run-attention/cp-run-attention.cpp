@@ -375,7 +375,8 @@ Outcome runCase(const Config &c, const Case &cs, void *library, int rank) {
       args.push_back(d);
   auto call = [&] { callEntry(entry, args); };
 
-  call(); // warm-up: communicators, page faults
+  for (int w = 0; w < c.warmup; ++w)
+    call(); // communicators, page faults
   cp_rt_reset_counters();
   MPI_Barrier(MPI_COMM_WORLD);
   double start = MPI_Wtime();
