@@ -365,19 +365,18 @@ struct LowerLocalAttentionGradToGPUPass
     auto lowerGrad = [&](BufferLocalAttentionGradOp op) -> LogicalResult {
       // Kernels for dynamic offsets, alignment checked on the static ones
       // first (as in cp-lower-local-attention-to-gpu).
+      std::string reason =
+          options->choice == KernelChoice::simt
+              ? "kernel=simt"
+              : mmaGradKernelUnsupportedReason(op, options->capability, mode);
       OpBuilder b(op);
-      if (options->choice != KernelChoice::simt) {
-        std::string reason =
-            mmaGradKernelUnsupportedReason(op, options->capability, mode);
-        if (reason.empty()) {
-          castToKernelOperandTypes(b, op);
-          lowerLocalAttentionGradToMmaKernels(op, mode);
-          return success();
-        }
-        if (options->choice == KernelChoice::mma)
-          op.emitRemark("uses the SIMT backward, not kernel=mma: ") << reason;
-      }
       castToKernelOperandTypes(b, op);
+      if (reason.empty()) {
+        lowerLocalAttentionGradToMmaKernels(op, mode);
+        return success();
+      }
+      if (options->choice == KernelChoice::mma)
+        op.emitRemark("uses the SIMT backward, not kernel=mma: ") << reason;
       return lowerToSimtKernels(op, simtThreads);
     };
     if (failed(lowerBufferAttentions(getOperation(), nullptr, lowerGrad)))

@@ -410,18 +410,17 @@ struct LowerLocalAttentionToGPUPass
       // the launches of ops that differ only in their views' offsets are
       // equal kernels; the tensor-core kernel's alignment is checked on the
       // static offsets first.
+      std::string reason = choice == KernelChoice::simt
+                               ? "kernel=simt"
+                               : cp::detail::mmaKernelUnsupportedReason(op);
       OpBuilder b(op);
-      if (choice != KernelChoice::simt) {
-        std::string reason = cp::detail::mmaKernelUnsupportedReason(op);
-        if (reason.empty()) {
-          castToKernelOperandTypes(b, op);
-          cp::detail::lowerLocalAttentionToMmaKernel(op);
-          return success();
-        }
-        if (choice == KernelChoice::mma)
-          op.emitRemark("uses the SIMT kernel, not kernel=mma: ") << reason;
-      }
       castToKernelOperandTypes(b, op);
+      if (reason.empty()) {
+        cp::detail::lowerLocalAttentionToMmaKernel(op);
+        return success();
+      }
+      if (choice == KernelChoice::mma)
+        op.emitRemark("uses the SIMT kernel, not kernel=mma: ") << reason;
       FailureOr<GpuTiles> tiles = tilesFor(op);
       if (failed(tiles))
         return failure();
