@@ -5,7 +5,10 @@
 # time of one forward, and bytes each rank sent (runtime counters) next to
 # the compiler's prediction (DESIGN §2's formula). Then the same layer as a
 # training step (forward + backward) per scheme: forward and gradient
-# errors, time, and bytes against the cost model's prediction.
+# errors, time, and bytes against the cost model's prediction. The auto
+# rows are chosen with a machine profile of these 4 ranks (cp-calibrate;
+# $CP_MACHINE_PROFILE, else build-dir/host-p4.profile, measured first when
+# missing), and print their regret: auto's time over the fastest scheme's.
 # Usage: scripts/demo.sh [build-dir]
 set -euo pipefail
 
@@ -22,6 +25,19 @@ trap 'rm -rf "$work"' EXIT
 ranks=4
 shape=(--P "$ranks" --B 1 --H 8 --Hkv 4 --S 256 --D 32 --Dv 32 --case attention=causal)
 cores=$(nproc)
+profile=${CP_MACHINE_PROFILE:-$build/host-p$ranks.profile}
+if [ ! -f "$profile" ]; then
+  echo "measuring a machine profile of $ranks ranks for scheme auto (cp-calibrate, once): $profile"
+  OMP_NUM_THREADS=1 timeout 300 mpirun -np "$ranks" "$bin/cp-calibrate" -o "$profile"
+  echo
+fi
+# The auto row's time over the fastest fixed scheme's, from the rows in $1.
+regret() {
+  awk -v table="$2" '$1 ~ /^auto:/ { pick = $1; t = $4; next }
+    $4 != "" && $4 != "-" && (best == "" || $4 < best) { best = $4; name = $1 }
+    END { if (pick != "" && best > 0)
+            printf "%s: %s measured %.3f ms, fastest %s: %.3f ms, regret %.3f\n", table, pick, t, name, best, t / best }' "$1"
+}
 
 echo "examples/attention.mlir: causal GQA attention, H=8 Hkv=4 D=32, S=256 over P=$ranks ranks"
 echo "each rank's output vs. a plain full attention in double precision (f32 tolerance 1e-5);"
@@ -29,11 +45,12 @@ echo "time: one forward, max over ranks, mean of 5 ($ranks ranks on $cores cores
 echo
 printf '%-14s %-6s %-11s %-9s %-17s %s\n' scheme check max_abs_err time_ms bytes_sent/rank predicted
 failed=0
+: >"$work/forward-rows"
 for scheme in allgather ulysses "hybrid(2)" head_tail ring zigzag auto; do
   so="$work/${scheme//[()]/_}.so"
-  # auto is chosen by the cost model for this machine (MPI ranks on one
-  # host), as cp-compile's pipeline does.
-  if ! "$bin/cp-opt" "$example" --cp-choose-scheme="scheme=$scheme machine=host-mpi" \
+  # auto is chosen by the cost model with this machine's profile, as
+  # cp-compile --machine does.
+  if ! "$bin/cp-opt" "$example" --cp-choose-scheme="scheme=$scheme machine=$profile" \
          --cp-apply-scheme="scheme=$scheme" -o "$work/applied.mlir" 2>"$work/err"; then
     printf '%-10s %-6s %s\n' "$scheme" REJECT "$(grep -o 'error: .*' "$work/err" | head -n 1)"
     failed=1
@@ -44,15 +61,17 @@ for scheme in allgather ulysses "hybrid(2)" head_tail ring zigzag auto; do
   if [ "$scheme" = auto ]; then
     label="auto:$(grep -o 'cp.scheme = #cp.scheme<[^>]*>' "$work/applied.mlir" | head -n 1 | sed 's/.*<\(.*\)>/\1/')"
   fi
-  "$bin/cp-compile" "$example" --scheme="$scheme" -o "$so"
+  "$bin/cp-compile" "$example" --scheme="$scheme" --machine="$profile" -o "$so"
   line=$(OMP_NUM_THREADS=1 timeout 300 mpirun -np "$ranks" "$bin/cp-run-attention" "${shape[@]}" \
            --lib "$so" --repeat 5 --expect-bytes "$predicted" | grep ' case=attention ') || true
   field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$line"; }
   status=${line%% *}
   [ "$status" = PASS ] || failed=1
   printf '%-14s %-6s %-11s %-9s %-17s %s\n' "$label" "${status:-ERROR}" "$(field max_abs_err)" \
-    "$(field time_ms)" "$(field bytes_sent_per_rank | sed 's/^\([0-9]*\)\.\.\1$/\1/')" "$predicted"
+    "$(field time_ms)" "$(field bytes_sent_per_rank | sed 's/^\([0-9]*\)\.\.\1$/\1/')" "$predicted" |
+    tee -a "$work/forward-rows"
 done
+regret "$work/forward-rows" "forward, auto with $(basename "$profile")"
 
 # The training step: the same layer's forward (returning its lse) chained
 # into cp.attention_grad in one function (cp-run-attention +train), so o,
@@ -62,12 +81,13 @@ done
 # sent once), read from cp-choose-scheme's cp.cost.
 train=(--P "$ranks" --B 1 --H 8 --Hkv 4 --S 256 --D 32 --Dv 32 --case step=causal+train)
 "$bin/cp-run-attention" "${train[@]}" --scheme auto --emit-mlir > "$work/train-auto.mlir"
-"$bin/cp-opt" "$work/train-auto.mlir" --cp-choose-scheme="machine=host-mpi" -o "$work/train-cost.mlir"
+"$bin/cp-opt" "$work/train-auto.mlir" --cp-choose-scheme="machine=$profile" -o "$work/train-cost.mlir"
 echo
 echo "training step (forward + backward, f32 gradients; tolerance 1e-5 on o, 1e-4 on dq, dk, dv):"
 echo "time: one forward + backward, max over ranks, mean of 5"
 echo
 printf '%-14s %-6s %-11s %-11s %-9s %-17s %s\n' scheme check fwd_err bwd_err time_ms bytes_sent/rank predicted
+: >"$work/train-rows"
 for scheme in allgather ulysses "hybrid(2)" head_tail ring zigzag auto; do
   so="$work/train-${scheme//[()]/_}.so"
   label=$scheme
@@ -80,7 +100,7 @@ for scheme in allgather ulysses "hybrid(2)" head_tail ring zigzag auto; do
   predicted=$(grep -oE "$(sed 's/[()]/\\&/g' <<<"$key") = \{[^}]*\}" "$work/train-cost.mlir" | head -n 1 |
                 grep -o '[{ ]bytes = [0-9]*' | grep -o '[0-9]*$') || true
   "$bin/cp-run-attention" "${train[@]}" --scheme "$scheme" --emit-mlir > "$work/train.mlir"
-  "$bin/cp-compile" "$work/train.mlir" -o "$so"
+  "$bin/cp-compile" "$work/train.mlir" --machine="$profile" -o "$so"
   line=$(OMP_NUM_THREADS=1 timeout 300 mpirun -np "$ranks" "$bin/cp-run-attention" "${train[@]}" \
            --scheme "$scheme" --lib "$so" --repeat 5 ${predicted:+--expect-bytes "$predicted"} |
            grep ' case=step ') || true
@@ -90,7 +110,10 @@ for scheme in allgather ulysses "hybrid(2)" head_tail ring zigzag auto; do
   printf '%-14s %-6s %-11s %-11s %-9s %-17s %s\n' "$label" "${status:-ERROR}" "$(field max_abs_err)" \
     "$(field grad_max_abs_err)" "$(field time_ms)" \
     "$(field bytes_sent_per_rank | sed 's/^\([0-9]*\)\.\.\1$/\1/')" "${predicted:-none}"
+  # label, check, and the time in the forward rows' column.
+  echo "$label ${status:-ERROR} - $(field time_ms)" >>"$work/train-rows"
 done
+regret "$work/train-rows" "training step, auto with $(basename "$profile")"
 echo
 if ((failed)); then
   echo "demo: a scheme failed its check (see above)" >&2

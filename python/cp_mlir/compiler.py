@@ -27,9 +27,10 @@ def apply_scheme(module, scheme, canonicalize=True, machine=None):
     """Runs cp-apply-scheme{scheme=...} (then canonicalize) on ``module`` in
     place and returns it. A scheme whose constraints fail raises MLIRError
     naming the op, the scheme and the violated rule. ``scheme='auto'`` is
-    resolved by cp-choose-scheme with the cost model of ``machine`` (a
-    preset: 'h200-nvlink', the pass's default, 'multinode-ib' or
-    'host-mpi')."""
+    resolved by cp-choose-scheme with the cost model of ``machine``: a
+    preset ('h200-nvlink', the pass's default, 'multinode-ib' or
+    'host-mpi') or the path of a machine profile that cp-calibrate measured
+    on the ranks the program will run on."""
     text = _pipeline_options(dict(scheme=scheme, machine=machine))
     pipeline = f"cp-apply-scheme{{{text}}}"
     if canonicalize:
@@ -87,7 +88,8 @@ def compile_cpu(source, scheme=None, output=None, function=None, options=None,
     lowers (cp-lower-to-cpu), optimizes and links against libcp_runtime.
     ``scheme='auto'`` is resolved on ``machine``, by default the preset
     that cp-lower-to-cpu uses ('host-mpi'), so that it chooses as
-    ``AttentionLayer(scheme='auto')`` does. ``options`` are more
+    ``AttentionLayer(scheme='auto')`` does; a machine profile's path
+    (cp-calibrate) makes it choose by measured figures instead. ``options`` are more
     cp-lower-to-cpu options (dict). ``opt_level`` (0 to 3) is LLVM's, as
     ``cp-compile -O``: 0 skips ``opt`` and compiles fastest, for programs
     run once. Returns a CompiledProgram; without

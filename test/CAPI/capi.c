@@ -1,6 +1,6 @@
 /*===- capi.c - the cp C API, exercised from C ------------------------------===
  *
- * RUN: cp-capi-test 2>&1 | FileCheck %s
+ * RUN: cp-capi-test %S/../Transforms/Inputs/host-p4.profile 2>&1 | FileCheck %s
  *
  * Built as cp-capi-test against libCPMLIRCAPI.so only (plain C, no C++).
  * The CHECK lines are FileCheck patterns and must stay whole lines, hence
@@ -141,20 +141,21 @@ static void testParseRunPrint(MlirContext ctx) {
 // CHECK: cp.all_to_all %{{.*}} split_axis = 2 concat_axis = 1
 
 /* `auto` through a pipeline: cp-apply-scheme runs cp-choose-scheme on its
- * machine option, as the lowering pipelines do. */
-static void testAutoScheme(MlirContext ctx) {
-  const char *machines[] = {"h200-nvlink", "host-mpi"};
-  for (int i = 0; i < 2; ++i) {
+ * machine option, as the lowering pipelines do: a preset, or the path of a
+ * machine profile (argv[1]). */
+static void testAutoScheme(MlirContext ctx, const char *profile) {
+  const char *machines[] = {"h200-nvlink", "host-mpi", profile};
+  for (int i = 0; i < 3; ++i) {
     MlirModule module = cpModuleParse(
         ctx, mlirStringRefCreateFromCString(kLayerSource),
         mlirStringRefCreateFromCString("layer.mlir"), printDiagnostic, kParse);
-    char pipeline[128];
+    char pipeline[4096];
     snprintf(pipeline, sizeof pipeline,
              "cp-apply-scheme{scheme=auto machine=%s}", machines[i]);
     MlirLogicalResult ran = cpModuleRunPipeline(
         module, mlirStringRefCreateFromCString(pipeline), printDiagnostic,
         kPipeline);
-    printf("auto on %s ran: %d\n", machines[i],
+    printf("auto on %s ran: %d\n", i == 2 ? "the profile" : machines[i],
            mlirLogicalResultIsSuccess(ran));
     cpModulePrint(module, false, printChunk, NULL);
     mlirModuleDestroy(module);
@@ -166,6 +167,9 @@ static void testAutoScheme(MlirContext ctx) {
 // CHECK-LABEL: auto on host-mpi ran: 1
 // CHECK-NOT: cp.attention %
 // CHECK: cp.local_attention {{.*}} cp.scheme = #cp.scheme<hybrid(2)>
+// CHECK-LABEL: auto on the profile ran: 1
+// CHECK-NOT: cp.attention %
+// CHECK: cp.local_attention {{.*}} cp.scheme = #cp.scheme<
 
 /* Failures come back as diagnostics with locations, never on stderr. */
 static void testErrors(MlirContext ctx) {
@@ -283,13 +287,17 @@ static void testTrainingLayer(MlirContext ctx) {
 // CHECK: cp.local_attention_grad {{.*}}cp.scheme = #cp.scheme<allgather>
 // CHECK: cp.reduce_scatter
 
-int main(void) {
+int main(int argc, char **argv) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: cp-capi-test MACHINE-PROFILE\n");
+    return 2;
+  }
   testDialectHandle();
   MlirContext ctx = cpContextCreate();
   testAttributes(ctx);
   testInvalidAttributes(ctx);
   testParseRunPrint(ctx);
-  testAutoScheme(ctx);
+  testAutoScheme(ctx, argv[1]);
   testErrors(ctx);
   testAttentionLayer(ctx);
   testGeneratedPassEntryPoints(ctx);

@@ -1,9 +1,19 @@
 # RUN: %pytest %s
 """apply_scheme and lower, run in process through the C API."""
 
+import os
+
 import pytest
 
 import cp_mlir
+
+# Machine profiles cp-calibrate measured on 4 ranks of this machine kind,
+# and the same with every collective but all_gather and reduce_scatter
+# 100x slower (test/Transforms/choose-scheme-profile.mlir).
+INPUTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                      "Transforms", "Inputs")
+PROFILE = os.path.join(INPUTS, "host-p4.profile")
+SLOW_ALL_TO_ALL = os.path.join(INPUTS, "slow-all-to-all-p4.profile")
 
 
 def layer(**kw):
@@ -77,3 +87,33 @@ def test_apply_scheme_auto_on_an_unknown_machine_is_an_error():
     with pytest.raises(cp_mlir.MLIRError) as info:
         cp_mlir.apply_scheme(layer(), "auto", machine="laptop")
     assert any("unknown machine 'laptop'" in d for d in info.value.diagnostics)
+
+
+def test_apply_scheme_auto_with_a_machine_profile():
+    # A profile's path goes where a preset's name does; the choice follows
+    # the measured figures and cp.cost names the file.
+    module = cp_mlir.apply_scheme(layer(S=1024), "auto", machine=SLOW_ALL_TO_ALL)
+    assert "cp.scheme = #cp.scheme<allgather>" in str(module)
+    module = cp_mlir.AttentionLayer(H=8, Hkv=4, S=1024, D=16, P=4,
+                                    mask="causal").build()
+    module.run_pipeline(f"cp-choose-scheme{{scheme=auto machine={PROFILE}}}")
+    assert f'profile = "{PROFILE}"' in str(module)
+
+
+def test_compile_cpu_with_a_profile_of_another_group_size_is_an_error():
+    # Measured on 4 ranks, the layer runs on 2: an error before compiling,
+    # never a silent fallback to the built-in constants.
+    with pytest.raises(cp_mlir.MLIRError) as info:
+        cp_mlir.compile_cpu(cp_mlir.AttentionLayer(H=4, Hkv=2, S=64, D=16, P=2),
+                            scheme="auto", machine=PROFILE)
+    assert any("measured on 4 ranks, but this op's CP group has 2" in d
+               for d in info.value.diagnostics)
+
+
+def test_a_malformed_profile_is_an_error_naming_the_file(tmp_path):
+    bad = tmp_path / "bad.profile"
+    bad.write_text("format = 1\nranks = four\n")
+    with pytest.raises(cp_mlir.MLIRError) as info:
+        cp_mlir.apply_scheme(layer(), "auto", machine=str(bad))
+    assert any(f"machine profile '{bad}': line 2: 'ranks' expects a number, "
+               "got 'four'" in d for d in info.value.diagnostics)

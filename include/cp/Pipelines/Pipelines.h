@@ -25,7 +25,8 @@ struct CPULoweringOptions : public PassPipelineOptions<CPULoweringOptions> {
       llvm::cl::init(SchemeOption())};
   PassOptions::Option<std::string> machine{
       *this, "machine",
-      llvm::cl::desc("cp-choose-scheme machine preset for scheme auto"),
+      llvm::cl::desc("cp-choose-scheme's machine for scheme auto: a preset "
+                     "or a machine profile's path (cp-calibrate)"),
       llvm::cl::init("host-mpi")};
   PassOptions::Option<bool> overlap{
       *this, "overlap",
@@ -104,7 +105,8 @@ struct NVVMLoweringOptions : public PassPipelineOptions<NVVMLoweringOptions> {
       llvm::cl::init(SchemeOption())};
   PassOptions::Option<std::string> machine{
       *this, "machine",
-      llvm::cl::desc("cp-choose-scheme machine preset for scheme auto"),
+      llvm::cl::desc("cp-choose-scheme's machine for scheme auto: a preset "
+                     "or a machine profile's path (cp-calibrate)"),
       llvm::cl::init("h200-nvlink")};
   PassOptions::Option<bool> overlap{
       *this, "overlap",

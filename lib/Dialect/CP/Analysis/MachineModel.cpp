@@ -43,6 +43,21 @@ std::optional<MachineModel> MachineModel::preset(StringRef name) {
   return std::nullopt;
 }
 
+MachineModel MachineModel::fromProfile(MachineProfile profile) {
+  MachineModel m = *preset("host-mpi");
+  m.name = profile.machine;
+  m.ranksPerNode = profile.ranksPerNode;
+  m.memory = profile.memory;
+  m.memoryBandwidth = profile.memoryBandwidth;
+  m.overlap = profile.overlap;
+  // What the time model uses instead of the constants when a profile is
+  // given (SchemeCost.cpp): no launch overhead of its own, the kernel
+  // curves include it.
+  m.launchOverhead = 0;
+  m.profile = std::make_shared<const MachineProfile>(std::move(profile));
+  return m;
+}
+
 namespace {
 /// The numeric cp.machine entries and the fields they set.
 struct MachineEntry {

@@ -206,10 +206,27 @@ public:
   TimeModel(const AttentionProblem &pr, const MachineModel &m)
       : pr(pr), s(pr.shape), m(m) {}
 
-  /// A collective of `steps` message rounds moving `bytes` from this rank,
-  /// over `ranks` consecutive ranks (or strided ones when `strided`).
-  double collective(double bytes, double steps, int64_t ranks,
-                    bool strided = false) const {
+  /// `calls` calls of collective `kind` moving `bytes` in all from this
+  /// rank, over `ranks` consecutive ranks (or strided ones when `strided`).
+  /// With a profile: the measured seconds per call at bytes / calls. With
+  /// the constants: `steps` message rounds of latency plus the bytes at
+  /// the link's bandwidth.
+  double collective(ProfiledCollective kind, double calls, double bytes,
+                    double steps, int64_t ranks, bool strided = false) const {
+    if (m.profile) {
+      if (bytes <= 0 || calls <= 0 || ranks <= 1)
+        return 0;
+      const MeasuredCurve *curve = m.profile->collective(kind, ranks);
+      if (!curve) {
+        if (!missing)
+          missing = llvm::formatv("the machine profile has no {0} timings for "
+                                  "groups of {1} ranks",
+                                  stringifyProfiledCollective(kind), ranks)
+                        .str();
+        return 0;
+      }
+      return calls * curve->seconds(bytes / calls);
+    }
     bool crossesNodes =
         strided ? s.groupSize > m.ranksPerNode : ranks > m.ranksPerNode;
     double bandwidth =
@@ -217,14 +234,37 @@ public:
     return steps * m.latency + bytes / bandwidth;
   }
 
-  /// The relayouts into and out of the scheme's layout, when needed.
-  double relayout(SchemeAttr scheme, double schemeBytes) const {
+  /// Seconds of `calls` local attention kernel calls that do `flops` in
+  /// all (of `pass`; a backward's are 2.5x the forward's), launches
+  /// included.
+  double kernels(KernelPass pass, double calls, double flops) const {
+    if (m.profile) {
+      if (flops <= 0 || calls <= 0)
+        return 0;
+      KernelType type =
+          pr.elementBytes == 4 ? KernelType::f32 : KernelType::bf16;
+      KernelMask mask = pr.mask && pr.mask.getKind() != MaskKind::none
+                            ? KernelMask::causal
+                            : KernelMask::none;
+      double forwardFlops = pass == KernelPass::forward
+                                ? flops
+                                : flops / kBackwardFlopsPerForwardFlop;
+      return calls *
+             m.profile->kernel(pass, type, mask)->seconds(forwardFlops / calls);
+    }
+    return flops / m.attentionFlops + calls * m.launchOverhead;
+  }
+
+  /// The relayouts into and out of the scheme's layout, when needed:
+  /// `calls` of them (one per operand and result).
+  double relayout(SchemeAttr scheme, double schemeBytes, double calls) const {
     if (schemeLayout(scheme.getKind()) == pr.layout)
       return 0;
     double extra =
         bytesSentPerRank(scheme, s, pr.elementBytes, pr.layout, pr.mask) -
         schemeBytes;
-    return collective(extra, 4, s.groupSize);
+    return collective(ProfiledCollective::relayout, calls, extra, 4,
+                      s.groupSize);
   }
 
   /// Communication not hidden by computation, and computation.
@@ -232,24 +272,43 @@ public:
                                      int64_t bytes) const {
     int64_t p = s.groupSize;
     double b = pr.elementBytes;
-    double attention = busiestFlops / m.attentionFlops;
     double agBytes = kvElements(s, s.localLen, s.kvHeads) * b;
+    // The forward's lse travels back too in a training step.
+    double results = pr.costsBackward() ? 2 : 1;
+    auto oneKernel = [&] {
+      return kernels(KernelPass::forward, 1, busiestFlops);
+    };
     switch (scheme.getKind()) {
     case SchemeKind::allgather:
-      return {collective(bytes, 2 * (p - 1), p), attention + m.launchOverhead};
+      return {collective(ProfiledCollective::all_gather, 2, bytes,
+                         2 * (p - 1), p),
+              oneKernel()};
     case SchemeKind::ulysses:
-      return {collective(bytes, 4 * (p - 1), p), attention + m.launchOverhead};
+      return {collective(ProfiledCollective::all_to_all, 3 + results, bytes,
+                         4 * (p - 1), p),
+              oneKernel()};
     case SchemeKind::hybrid: {
       int64_t u = scheme.getUlyssesDegree(), outer = p / u;
       double inner = qkvoElements(s) * b * (u - 1) / u;
-      return {collective(inner, 4 * (u - 1), u) +
-                  collective(agBytes * (outer - 1), 2 * (outer - 1), outer,
+      return {collective(ProfiledCollective::all_to_all, 3 + results, inner,
+                         4 * (u - 1), u) +
+                  collective(ProfiledCollective::all_gather, 2,
+                             agBytes * (outer - 1), 2 * (outer - 1), outer,
                              /*strided=*/true),
-              attention + m.launchOverhead};
+              oneKernel()};
     }
-    case SchemeKind::head_tail:
-      return {collective(bytes, 2 * (p - 1) + 2, p),
-              attention + 2 * m.launchOverhead};
+    case SchemeKind::head_tail: {
+      if (!m.profile)
+        return {collective(ProfiledCollective::all_gather, 2, bytes,
+                           2 * (p - 1) + 2, p),
+                kernels(KernelPass::forward, 2, busiestFlops)};
+      // K/V gathered, the tail's queries there and its output back.
+      double gathered = agBytes * (p - 1);
+      return {collective(ProfiledCollective::all_gather, 2, gathered, 0, p) +
+                  collective(ProfiledCollective::exchange, 1 + results,
+                             bytes - gathered, 0, p),
+              kernels(KernelPass::forward, 2, busiestFlops)};
+    }
     case SchemeKind::ring:
     case SchemeKind::zigzag: {
       // Step s's shift overlaps step s-1's attention; every step merges.
@@ -259,21 +318,24 @@ public:
       // Replicated queries run every step (rows 0..Lq-1 on every rank).
       double shifts = s.replicatedQueries ? double(p - 1)
                                           : ring.shiftsNeeded(pr.mask);
-      double shift = collective(agBytes, 2, p);
-      double exposed = exposedShifts(shifts, shift, attention);
+      double launches = ringLaunches(zigzag, shifts);
+      double attention =
+          kernels(KernelPass::forward, launches, busiestFlops);
+      // K and V, one shift each.
+      double shift =
+          collective(ProfiledCollective::shift, 2, agBytes, 2, p);
+      double exposed = exposedShifts(shifts, shift, hiding(attention, busiestFlops));
       double rowsMerged =
           zigzag ? (2.0 + 4.0 * shifts) * s.localLen / 2 : shifts * s.queryLen;
       double mergeBytes =
           3.0 * s.batch * rowsMerged * s.heads * (s.valueDim + 1) * 4;
-      double launches = ringLaunches(zigzag, shifts);
-      return {exposed, attention + mergeBytes / m.memoryBandwidth +
-                           launches * m.launchOverhead};
+      return {exposed, attention + mergeBytes / m.memoryBandwidth};
     }
     case SchemeKind::automatic:
     case SchemeKind::plugin:
       break;
     }
-    return {0, attention};
+    return {0, oneKernel()};
   }
 
   /// The ring's shift time not hidden: each of `shifts` shifts of
@@ -282,6 +344,12 @@ public:
   double exposedShifts(double shifts, double shift, double attention) const {
     double perStep = attention / (shifts + 1);
     return shifts * (shift - m.overlap * std::min(shift, perStep));
+  }
+  /// The computation a ring's shifts can hide behind: the kernels' time
+  /// as measured, or with the constants their FLOPs alone (launches are
+  /// not overlapped).
+  double hiding(double kernelSeconds, double flops) const {
+    return m.profile ? kernelSeconds : flops / m.attentionFlops;
   }
   /// Kernel launches of a ring (one per step) or zigzag (two per step, three
   /// for the first) over `shifts` shifts.
@@ -296,26 +364,66 @@ public:
                                              int64_t bytes) const {
     int64_t p = s.groupSize;
     double b = pr.elementBytes, a = pr.gradElementBytes;
-    double attention = busiestFlops / m.attentionFlops;
     double kv = kvElements(s, s.localLen, s.kvHeads);
+    // In one training step the backward reuses what the forward gathered.
+    bool reuses = pr.fusedStep && pr.costsForward();
+    auto oneKernel = [&] {
+      return kernels(KernelPass::backward, 1, busiestFlops);
+    };
+    // dK and dV reduce-scattered over `ranks`, and the rest of `total`
+    // (K and V gathered again, unless reused) all-gathered.
+    auto gatherAndReduce = [&](double total, int64_t ranks, bool strided) {
+      double reduced = kv * a * (ranks - 1);
+      return collective(ProfiledCollective::reduce_scatter, 2, reduced, 0,
+                        ranks, strided) +
+             collective(ProfiledCollective::all_gather, 2,
+                        std::max(0.0, total - reduced), 0, ranks, strided);
+    };
     switch (scheme.getKind()) {
     case SchemeKind::allgather:
       // Gather K and V, reduce-scatter dK and dV.
-      return {collective(bytes, 4 * (p - 1), p), attention + m.launchOverhead};
+      if (m.profile)
+        return {gatherAndReduce(bytes, p, false), oneKernel()};
+      return {collective(ProfiledCollective::all_gather, 4, bytes, 4 * (p - 1),
+                         p),
+              oneKernel()};
     case SchemeKind::ulysses:
-      // Six all-to-alls in (q, k, v, o, dO, lse), three back.
-      return {collective(bytes, 9 * (p - 1), p), attention + m.launchOverhead};
+      // Six all-to-alls in (q, k, v, o, dO, lse), three back; in a training
+      // step q, k, v are already there.
+      return {collective(ProfiledCollective::all_to_all, reuses ? 6 : 9, bytes,
+                         9 * (p - 1), p),
+              oneKernel()};
     case SchemeKind::hybrid: {
       int64_t u = scheme.getUlyssesDegree(), outer = p / u;
       double across = kv * (b + a) * (outer - 1);
-      return {collective(bytes - across, 9 * (u - 1), u) +
-                  collective(across, 4 * (outer - 1), outer,
+      if (m.profile) {
+        double acrossSent =
+            reuses ? kv * a * (outer - 1) : across;
+        return {collective(ProfiledCollective::all_to_all, reuses ? 6 : 9,
+                           bytes - acrossSent, 0, u) +
+                    gatherAndReduce(acrossSent, outer, true),
+                oneKernel()};
+      }
+      return {collective(ProfiledCollective::all_to_all, 9, bytes - across,
+                         9 * (u - 1), u) +
+                  collective(ProfiledCollective::all_gather, 4, across,
+                             4 * (outer - 1), outer,
                              /*strided=*/true),
-              attention + m.launchOverhead};
+              oneKernel()};
     }
-    case SchemeKind::head_tail:
-      return {collective(bytes, 4 * (p - 1) + 5, p),
-              attention + 2 * m.launchOverhead};
+    case SchemeKind::head_tail: {
+      if (!m.profile)
+        return {collective(ProfiledCollective::all_gather, 7, bytes,
+                           4 * (p - 1) + 5, p),
+                kernels(KernelPass::backward, 2, busiestFlops)};
+      // K/V gathered (unless reused) with dK/dV reduce-scattered, and the
+      // tail's q, o, dO, lse there and dq back.
+      double gathered = kv * (reuses ? a : b + a) * (p - 1);
+      return {gatherAndReduce(gathered, p, false) +
+                  collective(ProfiledCollective::exchange, 7,
+                             bytes - gathered, 0, p),
+              kernels(KernelPass::backward, 2, busiestFlops)};
+    }
     case SchemeKind::ring:
     case SchemeKind::zigzag: {
       // Each step's K/V shift and the previous block's dK/dV shift overlap
@@ -324,24 +432,33 @@ public:
       RingSchedule ring{p, s.localLen, zigzag};
       double shifts = ring.shiftsNeeded(pr.mask);
       if (shifts == 0)
-        return {0, attention + m.launchOverhead};
-      double shift = collective(kv * (b + a), 2, p);
-      double exposed = exposedShifts(shifts, shift, attention) +
-                       collective(kv * a, 1, p);
+        return {0, oneKernel()};
       double launches = ringLaunches(zigzag, shifts);
-      return {exposed, attention + launches * m.launchOverhead};
+      double attention =
+          kernels(KernelPass::backward, launches, busiestFlops);
+      double shift =
+          collective(ProfiledCollective::shift, 4, kv * (b + a), 2, p);
+      double exposed =
+          exposedShifts(shifts, shift, hiding(attention, busiestFlops)) +
+          collective(ProfiledCollective::shift, 2, kv * a, 1, p);
+      return {exposed, attention};
     }
     case SchemeKind::automatic:
     case SchemeKind::plugin:
       break;
     }
-    return {0, attention};
+    return {0, oneKernel()};
   }
+
+  /// Why the profile cannot cost the scheme (a group size it has no
+  /// timings for), after an estimate.
+  const std::optional<std::string> &getMissing() const { return missing; }
 
 private:
   const AttentionProblem &pr;
   const AttentionShape &s;
   const MachineModel &m;
+  mutable std::optional<std::string> missing;
 };
 
 std::string formatBytes(double bytes) {
@@ -388,7 +505,9 @@ SchemeEstimate mlir::cp::estimateBuiltinScheme(SchemeAttr scheme,
     int64_t schemeBytes = bytesSentPerRank(scheme, s, problem.elementBytes,
                                            problem.mask, withLse);
     auto [comm, compute] = time.estimate(scheme, e.flops, schemeBytes);
-    e.commSeconds = comm + time.relayout(scheme, schemeBytes);
+    // q, k, v in and o (with its lse in a training step) out.
+    e.commSeconds =
+        comm + time.relayout(scheme, schemeBytes, withLse ? 5 : 4);
     e.computeSeconds = compute;
     }
     if (problem.costsBackward()) {
@@ -416,10 +535,13 @@ SchemeEstimate mlir::cp::estimateBuiltinScheme(SchemeAttr scheme,
       }
       e.bytes += e.backwardBytes;
       auto [comm, compute] = time.estimateBackward(scheme, flops, schemeBytes);
+      // o, dO and lse in, dq, dk, dv out (q, k, v too without the forward).
       double relayout =
           schemeLayout(scheme.getKind()) == problem.layout
               ? 0
               : time.collective(
+                    ProfiledCollective::relayout,
+                    problem.fusedStep ? 6 : 9,
                     std::max<int64_t>(0, e.backwardBytes - schemeBytes), 4,
                     s.groupSize);
       e.backwardSeconds = comm + relayout + compute;
@@ -428,6 +550,8 @@ SchemeEstimate mlir::cp::estimateBuiltinScheme(SchemeAttr scheme,
     }
     e.memory = static_cast<int64_t>(memory);
     e.seconds = e.commSeconds + e.computeSeconds;
+    if (time.getMissing())
+      e.rejection = *time.getMissing();
     rejectMemoryOverrun(e, machine);
     return e;
 }
@@ -498,6 +622,18 @@ DictionaryAttr mlir::cp::describeChoice(MLIRContext *ctx,
   SmallVector<NamedAttribute> entries{
       b.getNamedAttr("chosen", b.getStringAttr(name(chosen.scheme))),
       b.getNamedAttr("machine", b.getStringAttr(machine.name))};
+  // Which figures the times come from: a measured profile, or the preset's
+  // built-in constants.
+  if (machine.profile) {
+    entries.push_back(
+        b.getNamedAttr("profile", b.getStringAttr(machine.profile->path)));
+    entries.push_back(b.getNamedAttr(
+        "measured", b.getStringAttr(machine.profile->date + ", " +
+                                    machine.profile->runtime)));
+  } else {
+    entries.push_back(
+        b.getNamedAttr("profile", b.getStringAttr("none: built-in constants")));
+  }
   if (passes != CostedPasses::forward)
     entries.push_back(b.getNamedAttr(
         "passes", b.getStringAttr(passes == CostedPasses::backward

@@ -11,6 +11,8 @@
 #include "cp/Dialect/CP/IR/CPOps.h"
 #include "cp/Dialect/CP/Schemes/Passes.h"
 
+#include "llvm/Support/FileSystem.h"
+
 #include <type_traits>
 
 namespace mlir {
@@ -40,6 +42,12 @@ static LogicalResult chooseScheme(OpTy op, Operation *partner,
       !op.getValue().getType().hasStaticShape())
     return op.emitOpError("scheme auto needs static shapes and a static CP "
                           "group size to estimate costs");
+  if (machine.profile && machine.profile->ranks != groupSize)
+    return op.emitOpError("scheme auto is costed with the machine profile '")
+           << machine.profile->path << "', measured on "
+           << machine.profile->ranks << " ranks, but this op's CP group has "
+           << groupSize << ": measure one on " << groupSize
+           << " ranks (mpirun -n " << groupSize << " cp-calibrate -o FILE)";
   QueryPlacement queries = QueryPlacement::sharded;
   if constexpr (std::is_same_v<OpTy, AttentionOp>)
     queries = op.getQueries();
@@ -96,17 +104,37 @@ struct ChooseSchemePass
   using Base::Base;
 
   LogicalResult initialize(MLIRContext *context) override {
-    std::optional<MachineModel> preset = MachineModel::preset(machine);
-    if (!preset)
-      return emitError(UnknownLoc::get(context))
-             << "cp-choose-scheme: unknown machine '" << machine
-             << "'; expected one of " << MachineModel::presetNames();
-    base = *preset;
+    FailureOr<MachineModel> described = describedMachine(context);
+    if (failed(described))
+      return failure();
+    base = *described;
     FailureOr<SchemeAttr> resolved = scheme.resolve(context, "cp-choose-scheme");
     if (failed(resolved))
       return failure();
     defaultScheme = *resolved;
     return success();
+  }
+
+  /// The `machine` option's machine: a preset, or a profile file.
+  FailureOr<MachineModel> describedMachine(MLIRContext *context) {
+    if (std::optional<MachineModel> preset = MachineModel::preset(machine))
+      return *preset;
+    llvm::Expected<MachineProfile> profile = MachineProfile::load(machine);
+    if (profile)
+      return MachineModel::fromProfile(std::move(*profile));
+    std::string why = llvm::toString(profile.takeError());
+    // A name without a path separator or an extension was meant as a
+    // preset; say so first.
+    if (!llvm::StringRef(machine).contains('/') &&
+        !llvm::StringRef(machine).contains('.') &&
+        !llvm::sys::fs::exists(machine))
+      return emitError(UnknownLoc::get(context))
+             << "cp-choose-scheme: unknown machine '" << machine
+             << "'; expected one of " << MachineModel::presetNames()
+             << ", or the path of a machine profile (cp-calibrate)";
+    return emitError(UnknownLoc::get(context))
+           << "cp-choose-scheme: machine profile '" << machine
+           << "': " << why;
   }
 
   /// Numeric pass options win over the IR's cp.machine.

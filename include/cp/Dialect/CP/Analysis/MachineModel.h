@@ -9,10 +9,12 @@
 #ifndef CP_DIALECT_CP_ANALYSIS_MACHINEMODEL_H
 #define CP_DIALECT_CP_ANALYSIS_MACHINEMODEL_H
 
+#include "cp/Dialect/CP/Analysis/MachineProfile.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Operation.h"
 
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -35,6 +37,10 @@ struct MachineModel {
   double overlap;            // fraction of a ring step's compute that hides
                              // its shift (1: NCCL on a second stream; 0:
                              // MPI without asynchronous progress)
+  /// Measured figures (cp-calibrate), when the machine is a profile: they
+  /// replace the constants above in the time model (SchemeCost.cpp); the
+  /// constants still give memory and the fields a cp.machine overrides.
+  std::shared_ptr<const MachineProfile> profile;
 
   /// "h200-nvlink" (8 ranks on one NVLink node), "multinode-ib" (nodes of
   /// 8 ranks over 400 Gb/s InfiniBand) or "host-mpi" (MPI ranks on one
@@ -43,6 +49,9 @@ struct MachineModel {
   static StringRef presetNames() {
     return "h200-nvlink, multinode-ib, host-mpi";
   }
+  /// The machine `profile` describes: its memory and memory bandwidth,
+  /// with host-mpi's constants for what it does not measure.
+  static MachineModel fromProfile(MachineProfile profile);
 
   /// Overrides fields from a `cp.machine` dictionary: `preset` (a preset
   /// name, applied first), `intra_node_bandwidth`, `inter_node_bandwidth`,

@@ -100,9 +100,11 @@ std::string schemeName(SchemeAttr scheme);
 /// order above); null when none is usable.
 const SchemeEstimate *pickFastest(ArrayRef<SchemeEstimate> estimates);
 
-/// `{chosen = "...", machine = "...", <scheme> = {time_ns, comm_ns,
-/// compute_ns, bytes, flops, memory} or "rejected: <why>"}`, recorded on an
-/// op so that the decision can be read in the IR. Estimates that cover a
+/// `{chosen = "...", machine = "...", profile = "...", <scheme> = {time_ns,
+/// comm_ns, compute_ns, bytes, flops, memory} or "rejected: <why>"}`,
+/// recorded on an op so that the decision can be read in the IR. `profile`
+/// is the machine profile's path (with `measured`: its date and runtime),
+/// or "none: built-in constants". Estimates that cover a
 /// backward also give `backward_ns` and `backward_bytes`, and the
 /// dictionary says which `passes` were costed.
 DictionaryAttr describeChoice(MLIRContext *ctx,

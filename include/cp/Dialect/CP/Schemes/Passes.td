@@ -32,10 +32,18 @@ def ChooseSchemePass : Pass<"cp-choose-scheme"> {
     backward is ranked by the backward alone. With `training=true`, every
     remaining `auto` forward is ranked by forward + backward as well.
 
-    The machine is the `machine` preset, then the `cp.machine` dictionaries
+    The machine is the `machine` option, then the `cp.machine` dictionaries
     on the op's ancestors and the op (keys as in docs/Schemes.md, e.g.
     `{preset = "multinode-ib", memory = 8.0e10}`), then any numeric option
-    of this pass that is set.
+    of this pass that is set. `machine` is a preset (built-in constants) or
+    the path of a machine profile that `cp-calibrate` measured on the ranks
+    and runtime the program will run on: its kernel and collective timings
+    then replace the constants, and `cp.cost` names the file (`profile`)
+    and when and on what runtime it was measured (`measured`). Without one
+    `cp.cost` says `profile = "none: built-in constants"`. A missing,
+    unreadable or malformed profile is an error naming the file, the line
+    and what is wrong; an op whose CP group size differs from the ranks the
+    profile was measured on is an error on the op.
 
     ```mlir
     %o = cp.attention %q, %k, %v on @cp grid_axes = [0] mask = causal
@@ -52,7 +60,8 @@ def ChooseSchemePass : Pass<"cp-choose-scheme"> {
            "Scheme of cp.attention ops that carry none (auto resolves them "
            "here; anything else leaves them alone)">,
     Option<"machine", "machine", "std::string", /*default=*/"\"h200-nvlink\"",
-           "Machine preset: h200-nvlink, multinode-ib or host-mpi">,
+           "Machine preset (h200-nvlink, multinode-ib, host-mpi) or the path "
+           "of a machine profile measured by cp-calibrate">,
     Option<"intraNodeBandwidth", "intra-node-bandwidth", "double",
            /*default=*/"0", "Bytes/s a rank sends within a node (0: preset)">,
     Option<"interNodeBandwidth", "inter-node-bandwidth", "double",
@@ -185,8 +194,9 @@ def ApplySchemePass : Pass<"cp-apply-scheme", "ModuleOp"> {
            "ulysses, hybrid(u), head_tail, ring, zigzag or auto (resolved by "
            "running cp-choose-scheme first)">,
     Option<"machine", "machine", "std::string", /*default=*/"\"h200-nvlink\"",
-           "cp-choose-scheme's machine preset for ops whose scheme is auto "
-           "(h200-nvlink, multinode-ib or host-mpi)">,
+           "cp-choose-scheme's machine for ops whose scheme is auto: a "
+           "preset (h200-nvlink, multinode-ib, host-mpi) or a machine "
+           "profile's path (cp-calibrate)">,
     Option<"unrollRing", "unroll-ring", "bool", /*default=*/"false",
            "Emit each of ring's and zigzag's P steps instead of one scf.for "
            "over the steps between the first and the last (IR that grows "
