@@ -2,14 +2,16 @@
 //
 // Run on the ranks a program will run on (mpirun -n P cp-calibrate -o
 // FILE), measures what cp-choose-scheme{machine=FILE} costs schemes with
-// (MachineProfile.h): the local attention kernel's seconds per call,
-// forward and backward, f32 and bf16, unmasked and causal, at three sizes,
+// (MachineProfile.h): the local attention kernel's seconds per head,
+// forward and backward, f32 and bf16, unmasked and causal, at four lengths,
 // every rank calling at once as the ranks of a program do; the runtime's
 // collectives (libcp_runtime over MPI) at message sizes from 4 KiB to 16
 // MiB per rank, for the group of all P ranks and for every subgroup size
-// dividing P (the hybrid scheme's groups), all groups at once; how much of
-// a shift's time computation hides; and the memory figures. Rank 0 writes
-// the profile.
+// dividing P (the hybrid scheme's groups), all groups at once, alone and
+// in bursts of calls back to back; how much of a ring step's shifts
+// computation hides; when ranks outnumber cores, how much of the cores
+// that waiting ranks leave the busy ones get; and the memory figures.
+// Rank 0 writes the profile.
 //
 // The kernels are compiled from `cp-calibrate --emit-kernels` into
 // cp-calibrate-kernels.so at build time (tools/cp-calibrate/CMakeLists.txt).
@@ -45,10 +47,12 @@ namespace {
 // The calibrated kernel calls
 //===----------------------------------------------------------------------===//
 
-/// Every call has B = 1, H = Hkv = kHeads and D = Dv = kHeadDim; the
-/// sequence lengths span the calls the schemes make, small to large.
-constexpr int64_t kHeads = 4, kHeadDim = 64;
-constexpr int64_t kLengths[] = {128, 512, 2048};
+/// Every call has B = 1 and D = Dv = kHeadDim; the sequence lengths span
+/// the calls the schemes make, small to large, with H = Hkv heads (fewer
+/// for the longest, which costs as much per head and would take long).
+constexpr int64_t kHeadDim = 64;
+constexpr int64_t kLengths[] = {128, 512, 2048, 4096};
+int64_t headsAt(int64_t s) { return s >= 4096 ? 1 : 4; }
 
 const char *passName(KernelPass p) {
   return p == KernelPass::forward ? "forward" : "backward";
@@ -62,11 +66,11 @@ std::string functionName(KernelPass p, KernelType t, KernelMask m, int64_t s) {
          "_" + std::to_string(s);
 }
 
-/// Forward FLOPs of one call: 2 * (D + Dv) per visible query/key pair and
-/// head.
-double forwardFlops(KernelMask m, int64_t s) {
+/// Forward FLOPs of one head of a call: 2 * (D + Dv) per visible
+/// query/key pair.
+double forwardFlopsPerHead(KernelMask m, int64_t s) {
   double pairs = m == KernelMask::none ? double(s) * s : double(s) * (s + 1) / 2;
-  return 2.0 * kHeads * (2 * kHeadDim) * pairs;
+  return 2.0 * (2 * kHeadDim) * pairs;
 }
 
 /// The module of every calibrated call: forward_<type>_<mask>_<S> (the
@@ -78,14 +82,12 @@ void emitKernels(llvm::raw_ostream &os) {
   for (KernelType t : {KernelType::f32, KernelType::bf16})
     for (KernelMask m : {KernelMask::none, KernelMask::causal})
       for (int64_t s : kLengths) {
-        std::string x = "tensor<1x" + std::to_string(kHeads) + "x" +
-                        std::to_string(s) + "x" + std::to_string(kHeadDim) +
-                        "x" + typeName(t) + ">";
-        std::string g = "tensor<1x" + std::to_string(kHeads) + "x" +
-                        std::to_string(s) + "x" + std::to_string(kHeadDim) +
-                        "xf32>";
-        std::string lse = "tensor<1x" + std::to_string(kHeads) + "x" +
-                          std::to_string(s) + "xf32>";
+        std::string h = std::to_string(headsAt(s));
+        std::string x = "tensor<1x" + h + "x" + std::to_string(s) + "x" +
+                        std::to_string(kHeadDim) + "x" + typeName(t) + ">";
+        std::string g = "tensor<1x" + h + "x" + std::to_string(s) + "x" +
+                        std::to_string(kHeadDim) + "xf32>";
+        std::string lse = "tensor<1x" + h + "x" + std::to_string(s) + "xf32>";
         std::string mask = m == KernelMask::causal ? " mask = causal" : "";
         os << "func.func @" << functionName(KernelPass::forward, t, m, s)
            << "(%q: " << x << ", %k: " << x << ", %v: " << x << ") -> (" << x
@@ -219,8 +221,9 @@ void measureKernels(void *library, MachineProfile &profile) {
     for (KernelMask m : {KernelMask::none, KernelMask::causal}) {
       llvm::SmallVector<std::pair<double, double>> forward, backward;
       for (int64_t s : kLengths) {
-        int64_t shape[4] = {1, kHeads, s, kHeadDim};
-        int64_t rows[3] = {1, kHeads, s};
+        int64_t heads = headsAt(s);
+        int64_t shape[4] = {1, heads, s, kHeadDim};
+        int64_t rows[3] = {1, heads, s};
         int64_t bytes = t == KernelType::f32 ? 4 : 2;
         Buffer<4> q(shape, bytes), k(shape, bytes), v(shape, bytes),
             o(shape, bytes), dout(shape, bytes), dq(shape, 4), dk(shape, 4),
@@ -234,7 +237,7 @@ void measureKernels(void *library, MachineProfile &profile) {
         // Rows whose softmax sums to about one: no overflow, no denormals.
         fill(lse, KernelType::f32, 6, std::log(double(s)));
         // Fewer repeats for the larger calls: the whole run stays short.
-        int repeats = s >= 2048 ? 3 : 5;
+        int repeats = s >= 2048 ? 3 : 7;
         auto lookup = [&](KernelPass p) {
           std::string name = "_mlir_ciface_" + functionName(p, t, m, s);
           void *entry = dlsym(library, name.c_str());
@@ -255,8 +258,8 @@ void measureKernels(void *library, MachineProfile &profile) {
           bwd(&q.desc, &k.desc, &v.desc, &o.desc, &lse.desc, &dout.desc,
               &dq.desc, &dk.desc, &dv.desc);
         });
-        forward.push_back({forwardFlops(m, s), f});
-        backward.push_back({forwardFlops(m, s), b});
+        forward.push_back({forwardFlopsPerHead(m, s), f / heads});
+        backward.push_back({forwardFlopsPerHead(m, s), b / heads});
       }
       profile.kernels[{KernelPass::forward, t, m}] =
           MeasuredCurve(std::move(forward));
@@ -365,7 +368,7 @@ void measureCollectives(MachineProfile &profile) {
       continue;
     int64_t group = groupOf(g);
     for (ProfiledCollective kind : kProfiledCollectives) {
-      llvm::SmallVector<std::pair<double, double>> points;
+      llvm::SmallVector<std::pair<double, double>> points, following;
       for (int64_t target : kMessageBytes) {
         int64_t n = inputElements(kind, g, target);
         int64_t inShape[1] = {n}, outShape[1] = {outputElements(kind, g, n)};
@@ -375,14 +378,34 @@ void measureCollectives(MachineProfile &profile) {
         callCollective(kind, group, g, in, out);
         int64_t sent = cp_rt_bytes_sent(counterOf(kind)), most = 0;
         MPI_Allreduce(&sent, &most, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
-        double seconds = timeTogether(target >= (4 << 20) ? 3 : 7, [&] {
-          callCollective(kind, group, g, in, out);
+        int repeats = target >= (4 << 20) ? 3 : 7;
+        double seconds = timeTogether(
+            repeats, [&] { callCollective(kind, group, g, in, out); });
+        // A burst of kBurst calls back to back, as a scheme issues them:
+        // the calls after the first find their partners there.
+        constexpr int kBurst = 4;
+        double burst = timeTogether(repeats, [&] {
+          for (int i = 0; i < kBurst; ++i)
+            callCollective(kind, group, g, in, out);
         });
-        if (most > 0 && (points.empty() || most > points.back().first))
+        double next =
+            std::max((burst - seconds) / (kBurst - 1), 0.01 * seconds);
+        if (most > 0 && (points.empty() || most > points.back().first)) {
           points.push_back({double(most), seconds});
+          following.push_back({double(most), next});
+        }
       }
-      if (points.size() >= 2)
-        profile.collectives[{kind, g}] = MeasuredCurve(std::move(points));
+      // A larger message is never faster: a sample slowed by the host
+      // (a rank descheduled) is lowered to the next size's time.
+      for (auto *curve : {&points, &following})
+        for (size_t i = curve->size(); i-- > 1;)
+          (*curve)[i - 1].second =
+              std::min((*curve)[i - 1].second, (*curve)[i].second);
+      if (points.size() >= 2) {
+        profile.collectives[{kind, g, false}] = MeasuredCurve(std::move(points));
+        profile.collectives[{kind, g, true}] =
+            MeasuredCurve(std::move(following));
+      }
     }
   }
 }
@@ -403,32 +426,101 @@ double computeFor(int64_t iterations) {
   return sink;
 }
 
-/// The fraction of a 1 MiB shift's time that computation running while it
-/// is in flight hides: (shift + compute - both) / min(shift, compute).
+/// The fraction of a ring step's shifts that computation running while
+/// they are in flight hides: K and V (2 MiB each) shifted, computation
+/// about as long as the two, then the wait. Each sample times the three
+/// back to back (shifts alone, computation alone, both) and estimates
+/// (shifts + compute - both) / min(shifts, compute); the median of the
+/// samples, in [0, 1].
 double measureOverlap() {
   int64_t p = worldSize();
   if (p < 2)
     return 0;
   int64_t group = groupOf(p);
-  int64_t shape[1] = {(1 << 20) / 4};
-  Buffer<1> in(shape, 4), out(shape, 4);
-  double shift = timeTogether(5, [&] {
-    cp_rt_shift_f32(group, 1, &in.desc, 1, &out.desc, 1);
-  });
-  // Computation about as long as the shift.
+  int64_t shape[1] = {(2 << 20) / 4};
+  Buffer<1> k(shape, 4), v(shape, 4), kNext(shape, 4), vNext(shape, 4);
+  auto shifts = [&] {
+    int64_t a = cp_rt_shift_start_f32(group, 1, &k.desc, 1, &kNext.desc, 1);
+    int64_t b = cp_rt_shift_start_f32(group, 1, &v.desc, 1, &vNext.desc, 1);
+    cp_rt_wait(a);
+    cp_rt_wait(b);
+  };
+  double shift = timeTogether(5, shifts);
+  // Computation about as long as the shifts.
   int64_t iterations = 1 << 16;
   double unit = timeTogether(3, [&] { computeFor(iterations); });
   iterations = std::max<int64_t>(
       1, int64_t(double(iterations) * shift / std::max(unit, 1e-9)));
-  double compute = timeTogether(5, [&] { computeFor(iterations); });
-  double both = timeTogether(5, [&] {
-    int64_t request =
-        cp_rt_shift_start_f32(group, 1, &in.desc, 1, &out.desc, 1);
-    computeFor(iterations);
-    cp_rt_wait(request);
-  });
-  double hidden = (shift + compute - both) / std::min(shift, compute);
-  return std::clamp(hidden, 0.0, 1.0);
+  std::vector<double> estimates;
+  for (int sample = 0; sample < 15; ++sample) {
+    double alone = timeTogether(1, shifts);
+    double compute = timeTogether(1, [&] { computeFor(iterations); });
+    double both = timeTogether(1, [&] {
+      int64_t a = cp_rt_shift_start_f32(group, 1, &k.desc, 1, &kNext.desc, 1);
+      int64_t b = cp_rt_shift_start_f32(group, 1, &v.desc, 1, &vNext.desc, 1);
+      computeFor(iterations);
+      cp_rt_wait(a);
+      cp_rt_wait(b);
+    });
+    estimates.push_back((alone + compute - both) /
+                        std::max(std::min(alone, compute), 1e-9));
+  }
+  std::sort(estimates.begin(), estimates.end());
+  return std::clamp(estimates[estimates.size() / 2], 0.0, 1.0);
+}
+
+/// When the ranks of a node outnumber its cores: the share of the cores
+/// that ranks waiting in the runtime leave to busy ones. Rank r of a node
+/// makes (r + 1) k calls of the forward f32 causal kernel at S = 512, then
+/// waits for the others; against k calls on every rank, that is between
+/// max_calls * t (waiting ranks keep their cores: 0) and the later of
+/// max_calls * t / sharing and mean_calls * t (they give them up: 1).
+double measureIdleCoreReuse(void *library, int perNode, long cores) {
+  double sharing = double(perNode) / double(std::max(cores, 1L));
+  if (sharing <= 1)
+    return 1; // no rank shares a core: the figure is not used
+  using P = void *;
+  constexpr int64_t s = 512, k = 2;
+  int64_t shape[4] = {1, headsAt(s), s, kHeadDim};
+  int64_t rows[3] = {1, headsAt(s), s};
+  Buffer<4> q(shape, 4), kk(shape, 4), v(shape, 4), o(shape, 4);
+  Buffer<3> lse(rows, 4);
+  fill(q, KernelType::f32, 1);
+  fill(kk, KernelType::f32, 2);
+  fill(v, KernelType::f32, 3);
+  std::string name = "_mlir_ciface_" + functionName(KernelPass::forward,
+                                                    KernelType::f32,
+                                                    KernelMask::causal, s);
+  auto fwd = reinterpret_cast<void (*)(P, P, P, P, P)>(
+      dlsym(library, name.c_str()));
+  if (!fwd)
+    fail(name + " is not in the kernel library: rebuild "
+                "cp-calibrate-kernels.so");
+  auto calls = [&](int64_t n) {
+    for (int64_t i = 0; i < n; ++i)
+      fwd(&q.desc, &kk.desc, &v.desc, &o.desc, &lse.desc);
+  };
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
+                      &node);
+  int local = 0;
+  MPI_Comm_rank(node, &local);
+  MPI_Comm_free(&node);
+  // Each sample times both back to back and places the uneven run; the
+  // median of the samples (the host's scheduling varies from one to the
+  // next).
+  double most = double(perNode) * k, mean = (perNode + 1) / 2.0 * k;
+  std::vector<double> estimates;
+  for (int sample = 0; sample < 15; ++sample) {
+    double call = timeTogether(1, [&] { calls(k); }) / k;
+    double uneven = timeTogether(1, [&] { calls((local + 1) * k); });
+    double kept = most * call;
+    double given = std::max(most * call / sharing, mean * call);
+    estimates.push_back(kept <= given ? 1.0
+                                      : (kept - uneven) / (kept - given));
+  }
+  std::sort(estimates.begin(), estimates.end());
+  return std::clamp(estimates[estimates.size() / 2], 0.0, 1.0);
 }
 
 /// Bytes per second one rank copies (read + write) while every rank does.
@@ -585,7 +677,12 @@ int main(int argc, char **argv) {
 
   measureKernels(library, profile);
   measureCollectives(profile);
-  profile.overlap = measureOverlap();
+  // Ranks that share cores overlap nothing: a shift over shared memory is
+  // copies by the ranks themselves, and no core is left over for them
+  // while every rank computes. Measured, that case gives 0 or 1 by how the
+  // host happens to schedule the ranks.
+  profile.overlap = perNode > cores ? 0.0 : measureOverlap();
+  profile.idleCoreReuse = measureIdleCoreReuse(library, perNode, cores);
   profile.memoryBandwidth = measureMemoryBandwidth();
 
   if (worldRank() == 0) {

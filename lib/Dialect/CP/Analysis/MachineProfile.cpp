@@ -89,9 +89,11 @@ std::string kernelKey(KernelPass p, KernelType t, KernelMask m) {
   return ("kernel." + passName(p) + "." + typeName(t) + "." + maskName(m))
       .str();
 }
-std::string collectiveKey(ProfiledCollective kind, int64_t groupSize) {
-  return llvm::formatv("collective.{0}.{1}", stringifyProfiledCollective(kind),
-                       groupSize)
+std::string collectiveKey(ProfiledCollective kind, int64_t groupSize,
+                          bool following) {
+  return llvm::formatv("collective.{0}.{1}{2}",
+                       stringifyProfiledCollective(kind), groupSize,
+                       following ? ".next" : "")
       .str();
 }
 
@@ -156,9 +158,23 @@ const MeasuredCurve *MachineProfile::kernel(KernelPass pass, KernelType type,
 }
 
 const MeasuredCurve *MachineProfile::collective(ProfiledCollective kind,
-                                                int64_t groupSize) const {
-  auto it = collectives.find({kind, groupSize});
+                                                int64_t groupSize,
+                                                bool following) const {
+  auto it = collectives.find({kind, groupSize, following});
   return it == collectives.end() ? nullptr : &it->second;
+}
+
+std::optional<double> MachineProfile::burstSeconds(ProfiledCollective kind,
+                                                   int64_t groupSize,
+                                                   double calls,
+                                                   double bytes) const {
+  const MeasuredCurve *first = collective(kind, groupSize);
+  const MeasuredCurve *next = collective(kind, groupSize, true);
+  if (!first || !next)
+    return std::nullopt;
+  if (calls <= 0 || bytes <= 0)
+    return 0.0;
+  return first->seconds(bytes) + (calls - 1) * next->seconds(bytes);
 }
 
 //===----------------------------------------------------------------------===//
@@ -234,15 +250,15 @@ llvm::Expected<MachineProfile> MachineProfile::parse(StringRef text) {
       error = positive(profile.memory);
     } else if (key == "memory_bandwidth") {
       error = positive(profile.memoryBandwidth);
-    } else if (key == "overlap") {
+    } else if (key == "overlap" || key == "idle_core_reuse") {
       llvm::Expected<double> x = number();
       if (!x)
         error = x.takeError();
       else if (*x < 0 || *x > 1)
-        error = lineError(line, "'overlap' must be between 0 and 1, got '" +
+        error = lineError(line, "'" + key + "' must be between 0 and 1, got '" +
                                     value + "'");
       else
-        profile.overlap = *x;
+        (key == "overlap" ? profile.overlap : profile.idleCoreReuse) = *x;
     } else if (key.starts_with("kernel.")) {
       bool known = false;
       for (KernelPass p : kPasses)
@@ -260,7 +276,9 @@ llvm::Expected<MachineProfile> MachineProfile::parse(StringRef text) {
                                     "'; expected kernel.<forward|backward>."
                                     "<f32|bf16>.<none|causal>");
     } else if (key.starts_with("collective.")) {
-      auto [kindText, sizeText] = key.drop_front(11).rsplit('.');
+      StringRef name = key.drop_front(11);
+      bool following = name.consume_back(".next");
+      auto [kindText, sizeText] = name.rsplit('.');
       const ProfiledCollective *kind =
           llvm::find_if(kProfiledCollectives, [&](ProfiledCollective k) {
             return stringifyProfiledCollective(k) == kindText;
@@ -272,12 +290,12 @@ llvm::Expected<MachineProfile> MachineProfile::parse(StringRef text) {
             line, "unknown collective '" + key +
                       "'; expected collective.<all_gather|all_to_all|"
                       "reduce_scatter|shift|exchange|relayout>.<group size "
-                      ">= 2>");
+                      ">= 2>[.next]");
       else {
         llvm::Expected<MeasuredCurve> curve = parseCurve(value, line, key);
         if (!curve)
           return curve.takeError();
-        profile.collectives[{*kind, groupSize}] = std::move(*curve);
+        profile.collectives[{*kind, groupSize, following}] = std::move(*curve);
       }
     } else {
       error = lineError(line, "unknown key '" + key + "'");
@@ -294,7 +312,8 @@ llvm::Expected<MachineProfile> MachineProfile::parse(StringRef text) {
     return missing("format");
   for (StringRef key : {"machine", "runtime", "date", "ranks",
                         "ranks_per_node", "cores", "memory",
-                        "memory_bandwidth", "overlap", "kernel_head_dim"})
+                        "memory_bandwidth", "overlap", "idle_core_reuse",
+                        "kernel_head_dim"})
     if (!seen.contains(key))
       return missing(key);
   for (KernelPass p : kPasses)
@@ -304,8 +323,9 @@ llvm::Expected<MachineProfile> MachineProfile::parse(StringRef text) {
           return missing(kernelKey(p, t, m));
   if (profile.ranks > 1)
     for (ProfiledCollective kind : kProfiledCollectives)
-      if (!profile.collective(kind, profile.ranks))
-        return missing(collectiveKey(kind, profile.ranks));
+      for (bool following : {false, true})
+        if (!profile.collective(kind, profile.ranks, following))
+          return missing(collectiveKey(kind, profile.ranks, following));
   return profile;
 }
 
@@ -343,17 +363,20 @@ void MachineProfile::print(llvm::raw_ostream &os) const {
      << "memory = " << formatNumber(memory) << "\n"
      << "memory_bandwidth = " << formatNumber(memoryBandwidth) << "\n"
      << "overlap = " << formatNumber(overlap) << "\n"
+     << "idle_core_reuse = " << formatNumber(idleCoreReuse) << "\n"
      << "kernel_head_dim = " << kernelHeadDim << "\n"
-     << "# local attention: forward FLOPs per call : seconds per call\n";
+     << "# local attention: forward FLOPs per head : seconds per head\n";
   for (const auto &[key, c] : kernels) {
     auto [p, t, m] = key;
     os << kernelKey(p, t, m) << " = ";
     curve(c);
     os << "\n";
   }
-  os << "# collectives: bytes one rank sends per call : seconds per call\n";
+  os << "# collectives: bytes one rank sends per call : seconds per call;\n"
+        "# .next: each call after the first of a burst\n";
   for (const auto &[key, c] : collectives) {
-    os << collectiveKey(key.first, key.second) << " = ";
+    auto [kind, groupSize, following] = key;
+    os << collectiveKey(kind, groupSize, following) << " = ";
     curve(c);
     os << "\n";
   }

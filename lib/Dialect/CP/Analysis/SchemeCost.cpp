@@ -208,7 +208,9 @@ public:
 
   /// `calls` calls of collective `kind` moving `bytes` in all from this
   /// rank, over `ranks` consecutive ranks (or strided ones when `strided`).
-  /// With a profile: the measured seconds per call at bytes / calls. With
+  /// With a profile: one burst of the calls, each at bytes / calls, the
+  /// first at the measured first call's time and the others at a following
+  /// call's. With
   /// the constants: `steps` message rounds of latency plus the bytes at
   /// the link's bandwidth.
   double collective(ProfiledCollective kind, double calls, double bytes,
@@ -216,8 +218,9 @@ public:
     if (m.profile) {
       if (bytes <= 0 || calls <= 0 || ranks <= 1)
         return 0;
-      const MeasuredCurve *curve = m.profile->collective(kind, ranks);
-      if (!curve) {
+      std::optional<double> seconds =
+          m.profile->burstSeconds(kind, ranks, calls, bytes / calls);
+      if (!seconds) {
         if (!missing)
           missing = llvm::formatv("the machine profile has no {0} timings for "
                                   "groups of {1} ranks",
@@ -225,7 +228,7 @@ public:
                         .str();
         return 0;
       }
-      return calls * curve->seconds(bytes / calls);
+      return *seconds;
     }
     bool crossesNodes =
         strided ? s.groupSize > m.ranksPerNode : ranks > m.ranksPerNode;
@@ -234,13 +237,28 @@ public:
     return steps * m.latency + bytes / bandwidth;
   }
 
+  /// The heads one local attention call of `scheme` computes.
+  double headsPerCall(SchemeAttr scheme) const {
+    switch (scheme.getKind()) {
+    case SchemeKind::ulysses:
+      return double(s.heads) / s.groupSize;
+    case SchemeKind::hybrid:
+      return double(s.heads) / scheme.getUlyssesDegree();
+    default:
+      return s.heads;
+    }
+  }
+
   /// Seconds of `calls` local attention kernel calls that do `flops` in
   /// all (of `pass`; a backward's are 2.5x the forward's), launches
-  /// included.
+  /// included. With a profile, each call's heads are timed at the call's
+  /// FLOPs per head: a head's cost depends on its sequence lengths, not on
+  /// how many heads share the call.
   double kernels(KernelPass pass, double calls, double flops) const {
     if (m.profile) {
       if (flops <= 0 || calls <= 0)
         return 0;
+      double units = calls * std::max(heads, 1.0); // heads computed
       KernelType type =
           pr.elementBytes == 4 ? KernelType::f32 : KernelType::bf16;
       KernelMask mask = pr.mask && pr.mask.getKind() != MaskKind::none
@@ -249,8 +267,25 @@ public:
       double forwardFlops = pass == KernelPass::forward
                                 ? flops
                                 : flops / kBackwardFlopsPerForwardFlop;
-      return calls *
-             m.profile->kernel(pass, type, mask)->seconds(forwardFlops / calls);
+      const MeasuredCurve *curve = m.profile->kernel(pass, type, mask);
+      // The busiest rank's calls, timed with every rank busy, and the
+      // average rank's.
+      double busiest = units * curve->seconds(forwardFlops / units);
+      double average = units * curve->seconds(forwardFlops * balance / units);
+      // Ranks sharing cores: what the ranks that finish first leave to the
+      // busiest one, by the measured share of idle cores that are reused.
+      // All of it: the busiest rank runs at a core's speed, or the node's
+      // cores finish the total work, whichever is later.
+      double sharing = m.profile->cores > 0
+                           ? double(std::min(m.profile->ranksPerNode,
+                                             s.groupSize)) /
+                                 double(m.profile->cores)
+                           : 1.0;
+      if (sharing <= 1)
+        return busiest;
+      double reuse = m.profile->idleCoreReuse;
+      return (1 - reuse) * busiest +
+             reuse * std::max(busiest / sharing, average);
     }
     return flops / m.attentionFlops + calls * m.launchOverhead;
   }
@@ -270,6 +305,7 @@ public:
   /// Communication not hidden by computation, and computation.
   std::pair<double, double> estimate(SchemeAttr scheme, double busiestFlops,
                                      int64_t bytes) const {
+    heads = headsPerCall(scheme);
     int64_t p = s.groupSize;
     double b = pr.elementBytes;
     double agBytes = kvElements(s, s.localLen, s.kvHeads) * b;
@@ -362,6 +398,7 @@ public:
   std::pair<double, double> estimateBackward(SchemeAttr scheme,
                                              double busiestFlops,
                                              int64_t bytes) const {
+    heads = headsPerCall(scheme);
     int64_t p = s.groupSize;
     double b = pr.elementBytes, a = pr.gradElementBytes;
     double kv = kvElements(s, s.localLen, s.kvHeads);
@@ -450,6 +487,9 @@ public:
     return {0, oneKernel()};
   }
 
+  /// The average rank's attention FLOPs over the busiest rank's.
+  void setBalance(double meanOverBusiest) { balance = meanOverBusiest; }
+
   /// Why the profile cannot cost the scheme (a group size it has no
   /// timings for), after an estimate.
   const std::optional<std::string> &getMissing() const { return missing; }
@@ -459,6 +499,8 @@ private:
   const AttentionShape &s;
   const MachineModel &m;
   mutable std::optional<std::string> missing;
+  double balance = 1;
+  mutable double heads = 1;
 };
 
 std::string formatBytes(double bytes) {
@@ -494,6 +536,7 @@ SchemeEstimate mlir::cp::estimateBuiltinScheme(SchemeAttr scheme,
     total += x;
   double forwardFlops = perPair * busiest;
   double meanForwardFlops = perPair * total / pairs.size();
+  time.setBalance(busiest > 0 ? total / pairs.size() / busiest : 1.0);
   double memory = 0;
   if (problem.costsForward()) {
     bool withLse = problem.costsBackward();

@@ -88,24 +88,38 @@ struct MachineProfile {
   /// Fraction of a shift's time hidden by computation that runs while it
   /// is in flight (0: none, 1: all), measured.
   double overlap = 0;
+  /// When more ranks than cores share a node: the fraction of the cores
+  /// that ranks waiting in the runtime leave to the busy ones (0: waiting
+  /// ranks keep their share, 1: the busy ones get it all), measured.
+  double idleCoreReuse = 0;
   /// Head dimension (D = Dv) of the calibrated kernel calls.
   int64_t kernelHeadDim = 0;
 
-  /// Kernel seconds per call against the call's forward FLOPs (a backward
-  /// entry: the FLOPs of the forward it differentiates).
+  /// Kernel seconds per head of a call against the call's forward FLOPs
+  /// per head (a backward entry: the FLOPs of the forward it
+  /// differentiates).
   std::map<std::tuple<KernelPass, KernelType, KernelMask>, MeasuredCurve>
       kernels;
   /// Collective seconds per call against the bytes one rank sends in it,
-  /// per group size.
-  std::map<std::pair<ProfiledCollective, int64_t>, MeasuredCurve> collectives;
+  /// per group size: a burst's first call (`following` false: every rank
+  /// enters it from a barrier, so it pays for the ranks meeting), and each
+  /// call after it in a burst of calls issued back to back (true).
+  std::map<std::tuple<ProfiledCollective, int64_t, bool>, MeasuredCurve>
+      collectives;
 
   /// Where the profile was read from (not part of the text).
   std::string path;
 
   const MeasuredCurve *kernel(KernelPass pass, KernelType type,
                               KernelMask mask) const;
-  const MeasuredCurve *collective(ProfiledCollective kind,
-                                  int64_t groupSize) const;
+  const MeasuredCurve *collective(ProfiledCollective kind, int64_t groupSize,
+                                  bool following = false) const;
+  /// Seconds of a burst of `calls` calls of `kind` in groups of
+  /// `groupSize`, each sending `bytes`; std::nullopt when the profile has
+  /// no timings for that group size.
+  std::optional<double> burstSeconds(ProfiledCollective kind,
+                                     int64_t groupSize, double calls,
+                                     double bytes) const;
 
   /// The profile in `text`; an error names the line and what is wrong.
   static llvm::Expected<MachineProfile> parse(llvm::StringRef text);
