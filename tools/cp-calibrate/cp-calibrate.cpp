@@ -496,9 +496,15 @@ double measureIdleCoreReuse(void *library, int perNode, long cores) {
   if (!fwd)
     fail(name + " is not in the kernel library: rebuild "
                 "cp-calibrate-kernels.so");
+  // The calls, then a runtime collective: ranks that finish first wait in
+  // it as they wait in a program (the runtime's wait, not MPI's).
+  int64_t group = groupOf(worldSize());
+  int64_t one[1] = {2 * worldSize()}, all[1] = {2 * worldSize() * worldSize()};
+  Buffer<1> token(one, 4), tokens(all, 4);
   auto calls = [&](int64_t n) {
     for (int64_t i = 0; i < n; ++i)
       fwd(&q.desc, &kk.desc, &v.desc, &o.desc, &lse.desc);
+    cp_rt_all_gather_f32(group, 1, &token.desc, 1, &tokens.desc, 0);
   };
   MPI_Comm node;
   MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
