@@ -15,7 +15,7 @@
 shard.grid @cp(shape = 4)
 
 // MEASURED-LABEL: func.func @layer
-// MEASURED: cp.attention {{.*}} scheme = [[CHOSEN:[a-z_]+]] {cp.cost = {
+// MEASURED: cp.attention {{.*}} scheme = [[CHOSEN:[a-z_0-9()]+]] {cp.cost = {
 // MEASURED-SAME: chosen = "[[CHOSEN]]"
 // MEASURED-SAME: machine = "{{.*}}cores"
 // MEASURED-SAME: measured = "{{[0-9]{4}-[0-9]{2}-[0-9]{2}T.*}}, cp_runtime over MPI
