@@ -8,7 +8,7 @@
 # errors, time, and bytes against the cost model's prediction. The auto
 # rows are chosen with a machine profile of these 4 ranks (cp-calibrate;
 # $CP_MACHINE_PROFILE, else build-dir/host-p4.profile, measured first when
-# missing), and print their regret: auto's time over the fastest scheme's.
+# missing or unreadable), and print their regret: auto's time over the fastest scheme's.
 # Usage: scripts/demo.sh [build-dir]
 set -euo pipefail
 
@@ -26,6 +26,11 @@ ranks=4
 shape=(--P "$ranks" --B 1 --H 8 --Hkv 4 --S 256 --D 32 --Dv 32 --case attention=causal)
 cores=$(nproc)
 profile=${CP_MACHINE_PROFILE:-$build/host-p$ranks.profile}
+# A profile this build cannot read (another format) is measured again.
+if [ -f "$profile" ] && [ -z "${CP_MACHINE_PROFILE:-}" ] &&
+   ! "$bin/cp-calibrate" --print-profile "$profile" >/dev/null 2>&1; then
+  rm -f "$profile"
+fi
 if [ ! -f "$profile" ]; then
   echo "measuring a machine profile of $ranks ranks for scheme auto (cp-calibrate, once): $profile"
   OMP_NUM_THREADS=1 timeout 300 mpirun -np "$ranks" "$bin/cp-calibrate" -o "$profile"
