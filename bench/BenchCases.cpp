@@ -1,6 +1,7 @@
 //===- BenchCases.cpp - cp-bench-attention's shapes, inputs and timing ----===//
 
 #include "BenchCases.h"
+#include "cp/TestSupport/Bf16.h"
 
 #include <algorithm>
 #include <chrono>
@@ -10,6 +11,7 @@
 namespace cp::bench {
 
 using cp::tools::denseDescriptor;
+using cp::tools::toBf16;
 
 Setting settingFor(bool gpu) {
   if (gpu)
@@ -53,13 +55,6 @@ std::pair<double, double> alternateBest(const std::function<void()> &a,
     tb = std::min(tb, best(1, b));
   }
   return {ta, tb};
-}
-
-uint16_t toBf16(float f) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, 4);
-  bits += 0x7fff + ((bits >> 16) & 1);
-  return static_cast<uint16_t>(bits >> 16);
 }
 
 Operands describe(Inputs &in, const Setting &s, const BenchCase &c) {

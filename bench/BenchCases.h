@@ -70,9 +70,6 @@ template <typename Fn> double best(int reps, Fn fn) {
 std::pair<double, double> alternateBest(const std::function<void()> &a,
                                         const std::function<void()> &b);
 
-/// bf16 bits of `f`, rounded to nearest even.
-uint16_t toBf16(float f);
-
 /// One case's inputs in the setting's storage type, as raw bytes.
 struct Inputs {
   std::vector<float> q, k, v;

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "BenchCases.h"
+#include "cp/TestSupport/Bf16.h"
 
 #include <dlfcn.h>
 
@@ -22,6 +23,7 @@ namespace cp::bench {
 namespace {
 
 using cp::tools::denseDescriptor;
+using cp::tools::toBf16;
 
 struct GradCase {
   BenchCase shape;

@@ -28,11 +28,11 @@ REPEAT=${REPEAT:-2} ROUNDS=${ROUNDS:-3} TRAIN=${TRAIN:-1} PS=${PS:-2 4}
 cores=$(nproc)
 run() { OMP_NUM_THREADS=1 timeout 600 mpirun -np "$@"; }
 field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$2"; }
-# The model's time_ns for scheme $1 in the cp.cost of file $2.
-model_ns() {
+# Figure $3 (time_ns, bytes) of scheme $1 in the cp.cost of file $2.
+cost_figure() {
   local key=$1
   [[ $key == *"("* ]] && key="\"$(sed 's/[()]/\\&/g' <<<"$key")\""
-  grep -oE "(^|[ {])$key = \{[^}]*time_ns = [0-9]*" "$2" | head -n 1 | sed 's/.*time_ns = //' || true
+  grep -oE "(^|[ {])$key = \{[^}]*\}" "$2" | head -n 1 | grep -oE "[{ ]$3 = [0-9]+" | grep -o '[0-9]*$' || true
 }
 chosen() { grep -o 'chosen = "[^"]*"' "$1" | head -n 1 | sed 's/.*"\(.*\)"/\1/'; }
 ms() { [ -z "$1" ] && echo - || awk -v n="$1" 'BEGIN { printf "%.3f", n / 1e6 }'; }
@@ -74,10 +74,7 @@ table() {
     so="$work/${scheme//[()]/_}.so"
     # A training step's bytes are the model's (forward + backward, the
     # shared collectives once); a forward's are cp.bytes_per_rank.
-    key=$scheme
-    [[ $key == *"("* ]] && key="\"$(sed 's/[()]/\\&/g' <<<"$key")\""
-    predicted=$(grep -oE "(^|[ {])$key = \{[^}]*\}" "$work/profiled.mlir" | head -n 1 |
-      grep -o '[{ ]bytes = [0-9]*' | grep -o '[0-9]*$' || true)
+    predicted=$(cost_figure "$scheme" "$work/profiled.mlir" bytes)
     if [ ! -f "$so" ] || ! grep -q ' case=x ' "$so.times"; then
       echo "$scheme - - - - - -" >>"$rows"
       continue
@@ -88,8 +85,8 @@ table() {
     bytes=$(field bytes_sent_per_rank "$line")
     check=${line%% *}
     [ "${bytes##*..}" = "$predicted" ] || check="$check,BYTES-MISMATCH"
-    echo "$scheme ${t:--} $(ms "$(model_ns "$scheme" "$work/profiled.mlir")")" \
-      "$(ms "$(model_ns "$scheme" "$work/builtin.mlir")") ${bytes:--} ${predicted:--} $check" >>"$rows"
+    echo "$scheme ${t:--} $(ms "$(cost_figure "$scheme" "$work/profiled.mlir" time_ns)")" \
+      "$(ms "$(cost_figure "$scheme" "$work/builtin.mlir" time_ns)") ${bytes:--} ${predicted:--} $check" >>"$rows"
   done
   printf '%-10s %10s %16s %16s %-19s %10s %s\n' scheme time_ms model_ms:profile model_ms:built-in \
     bytes_sent/rank predicted check

@@ -20,6 +20,8 @@
 
 #include "cp/Dialect/CP/Analysis/MachineProfile.h"
 #include "cp/Runtime/cp_runtime.h"
+#include "cp/TestSupport/Bf16.h"
+#include "cp/TestSupport/DeviceMirror.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
@@ -35,11 +37,15 @@
 #include <ctime>
 #include <dlfcn.h>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <unistd.h>
 #include <vector>
 
 using namespace mlir::cp;
+using cp::tools::denseDescriptor;
+using cp::tools::Descriptor;
+using cp::tools::toBf16;
 
 namespace {
 
@@ -154,11 +160,6 @@ template <typename F> double timeTogether(int repeats, F call) {
 // Memref descriptors
 //===----------------------------------------------------------------------===//
 
-template <int N> struct Descriptor {
-  void *allocated, *aligned;
-  int64_t offset, sizes[N], strides[N];
-};
-
 /// A dense buffer of `shape` with `elementBytes` per element, and its
 /// descriptor.
 template <int N> struct Buffer {
@@ -169,14 +170,7 @@ template <int N> struct Buffer {
     for (int i = 0; i < N; ++i)
       n *= shape[i];
     bytes.assign(n * elementBytes, 0);
-    desc.allocated = desc.aligned = bytes.data();
-    desc.offset = 0;
-    int64_t stride = 1;
-    for (int i = N - 1; i >= 0; --i) {
-      desc.sizes[i] = shape[i];
-      desc.strides[i] = stride;
-      stride *= shape[i];
-    }
+    desc = denseDescriptor<N>(bytes.data(), shape);
   }
   int64_t elements() const {
     int64_t n = 1;
@@ -185,12 +179,6 @@ template <int N> struct Buffer {
     return n;
   }
 };
-
-uint16_t toBf16(float f) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, 4);
-  return static_cast<uint16_t>((bits + 0x7fff + ((bits >> 16) & 1)) >> 16);
-}
 
 /// Fills `b` with values of the kernel's type: small random ones, or
 /// `constant` when given.
@@ -213,6 +201,18 @@ void fill(Buffer<N> &b, KernelType t, unsigned seed, double constant = NAN) {
 //===----------------------------------------------------------------------===//
 // Kernels
 //===----------------------------------------------------------------------===//
+
+/// The compiled entry of a calibrated call; every rank fails when the
+/// library lacks it.
+void *kernelEntry(void *library, KernelPass p, KernelType t, KernelMask m,
+                  int64_t s) {
+  std::string name = "_mlir_ciface_" + functionName(p, t, m, s);
+  void *entry = dlsym(library, name.c_str());
+  if (!entry)
+    fail(name + " is not in the kernel library: rebuild "
+                "cp-calibrate-kernels.so");
+  return entry;
+}
 
 /// Seconds per call of every calibrated kernel, every rank calling at once.
 void measureKernels(void *library, MachineProfile &profile) {
@@ -238,18 +238,10 @@ void measureKernels(void *library, MachineProfile &profile) {
         fill(lse, KernelType::f32, 6, std::log(double(s)));
         // Fewer repeats for the larger calls: the whole run stays short.
         int repeats = s >= 2048 ? 3 : 7;
-        auto lookup = [&](KernelPass p) {
-          std::string name = "_mlir_ciface_" + functionName(p, t, m, s);
-          void *entry = dlsym(library, name.c_str());
-          if (!entry)
-            fail(name + " is not in the kernel library: rebuild "
-                        "cp-calibrate-kernels.so");
-          return entry;
-        };
         auto fwd = reinterpret_cast<void (*)(P, P, P, P, P)>(
-            lookup(KernelPass::forward));
+            kernelEntry(library, KernelPass::forward, t, m, s));
         auto bwd = reinterpret_cast<void (*)(P, P, P, P, P, P, P, P, P)>(
-            lookup(KernelPass::backward));
+            kernelEntry(library, KernelPass::backward, t, m, s));
         double f = timeTogether(repeats, [&] {
           fwd(&q.desc, &k.desc, &v.desc, &o.desc, &lse.desc);
         });
@@ -488,14 +480,8 @@ double measureIdleCoreReuse(void *library, int perNode, long cores) {
   fill(q, KernelType::f32, 1);
   fill(kk, KernelType::f32, 2);
   fill(v, KernelType::f32, 3);
-  std::string name = "_mlir_ciface_" + functionName(KernelPass::forward,
-                                                    KernelType::f32,
-                                                    KernelMask::causal, s);
-  auto fwd = reinterpret_cast<void (*)(P, P, P, P, P)>(
-      dlsym(library, name.c_str()));
-  if (!fwd)
-    fail(name + " is not in the kernel library: rebuild "
-                "cp-calibrate-kernels.so");
+  auto fwd = reinterpret_cast<void (*)(P, P, P, P, P)>(kernelEntry(
+      library, KernelPass::forward, KernelType::f32, KernelMask::causal, s));
   // The calls, then a runtime collective: ranks that finish first wait in
   // it as they wait in a program (the runtime's wait, not MPI's).
   int64_t group = groupOf(worldSize());
@@ -588,6 +574,21 @@ std::string defaultKernels() {
   return path + "/../lib/cp-calibrate-kernels.so";
 }
 
+/// Writes `text` to `path` (stdout when empty); what went wrong, if anything.
+std::optional<std::string> writeText(const std::string &path,
+                                     llvm::StringRef text) {
+  if (path.empty()) {
+    llvm::outs() << text;
+    return std::nullopt;
+  }
+  std::error_code error;
+  llvm::raw_fd_ostream file(path, error);
+  if (error)
+    return "cannot write " + path + ": " + error.message();
+  file << text;
+  return std::nullopt;
+}
+
 void usage(FILE *out) {
   std::fprintf(out,
                "usage: mpirun -n P cp-calibrate [-o FILE] [--kernels LIB.so]\n"
@@ -636,18 +637,13 @@ int main(int argc, char **argv) {
     }
   }
   if (emit) {
-    if (output.empty()) {
-      emitKernels(llvm::outs());
-      return 0;
-    }
-    std::error_code error;
-    llvm::raw_fd_ostream file(output, error);
-    if (error) {
-      std::fprintf(stderr, "cp-calibrate: cannot write %s: %s\n",
-                   output.c_str(), error.message().c_str());
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    emitKernels(os);
+    if (std::optional<std::string> error = writeText(output, os.str())) {
+      std::fprintf(stderr, "cp-calibrate: %s\n", error->c_str());
       return 1;
     }
-    emitKernels(file);
     return 0;
   }
   if (kernels.empty())
@@ -695,16 +691,8 @@ int main(int argc, char **argv) {
     std::string text;
     llvm::raw_string_ostream os(text);
     profile.print(os);
-    os.flush();
-    if (output.empty()) {
-      llvm::outs() << text;
-    } else {
-      std::error_code error;
-      llvm::raw_fd_ostream file(output, error);
-      if (error)
-        fail("cannot write " + output + ": " + error.message());
-      file << text;
-    }
+    if (std::optional<std::string> error = writeText(output, os.str()))
+      fail(*error);
     std::chrono::duration<double> took =
         std::chrono::steady_clock::now() - start;
     std::fprintf(stderr,

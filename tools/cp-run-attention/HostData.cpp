@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "HostData.h"
+#include "cp/TestSupport/Bf16.h"
 
 #include <cmath>
 #include <cstring>
@@ -13,6 +14,8 @@
 #include <utility>
 
 namespace cp::run {
+using cp::tools::fromBf16;
+using cp::tools::toBf16;
 namespace {
 
 uint64_t mix(uint64_t x) {
@@ -25,19 +28,6 @@ uint64_t mix(uint64_t x) {
 
 uint64_t hash(uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
   return mix(mix(mix(mix(a) ^ b) ^ c) ^ d);
-}
-
-uint16_t toBf16(float f) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, 4);
-  bits += 0x7fff + ((bits >> 16) & 1); // round to nearest even
-  return static_cast<uint16_t>(bits >> 16);
-}
-float fromBf16(uint16_t h) {
-  uint32_t bits = static_cast<uint32_t>(h) << 16;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
 }
 
 } // namespace

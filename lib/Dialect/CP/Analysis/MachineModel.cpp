@@ -50,10 +50,6 @@ MachineModel MachineModel::fromProfile(MachineProfile profile) {
   m.memory = profile.memory;
   m.memoryBandwidth = profile.memoryBandwidth;
   m.overlap = profile.overlap;
-  // What the time model uses instead of the constants when a profile is
-  // given (SchemeCost.cpp): no launch overhead of its own, the kernel
-  // curves include it.
-  m.launchOverhead = 0;
   m.profile = std::make_shared<const MachineProfile>(std::move(profile));
   return m;
 }

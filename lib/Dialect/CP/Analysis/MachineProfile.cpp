@@ -184,7 +184,6 @@ std::optional<double> MachineProfile::burstSeconds(ProfiledCollective kind,
 llvm::Expected<MachineProfile> MachineProfile::parse(StringRef text) {
   MachineProfile profile;
   llvm::StringSet<> seen;
-  std::optional<int64_t> format;
   SmallVector<StringRef> lines;
   text.split(lines, '\n');
   for (auto [index, rawLine] : llvm::enumerate(lines)) {
@@ -231,7 +230,6 @@ llvm::Expected<MachineProfile> MachineProfile::parse(StringRef text) {
                                     " is not the one this build reads (" +
                                     llvm::Twine(kFormat) +
                                     "); measure it again with cp-calibrate");
-      format = f;
     } else if (key == "machine") {
       profile.machine = value.str();
     } else if (key == "runtime") {
@@ -308,9 +306,7 @@ llvm::Expected<MachineProfile> MachineProfile::parse(StringRef text) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "no '" + what + "' entry");
   };
-  if (!format)
-    return missing("format");
-  for (StringRef key : {"machine", "runtime", "date", "ranks",
+  for (StringRef key : {"format", "machine", "runtime", "date", "ranks",
                         "ranks_per_node", "cores", "memory",
                         "memory_bandwidth", "overlap", "idle_core_reuse",
                         "kernel_head_dim"})
