@@ -50,6 +50,7 @@ tools = [
     ToolSubst("cp-test-collectives", unresolved="fatal"),
     ToolSubst("cp-capi-test", unresolved="fatal"),
     ToolSubst("cp-unit-structured-mask-pairs", unresolved="fatal"),
+    ToolSubst("cp-unit-shared-cores-finish", unresolved="fatal"),
     ToolSubst("cp-unit-reference-gradient", unresolved="fatal"),
     ToolSubst("cp-unit-mma-fragments", unresolved="fatal"),
     ToolSubst("cp-gpu-emulate", unresolved="fatal"),

@@ -38,9 +38,40 @@ std::string secondsText(double seconds) {
   return text;
 }
 
-void pauseBriefly() {
-  timespec pause{0, 200 * 1000}; // 200 us
+void pauseFor(long microseconds) {
+  timespec pause{0, microseconds * 1000};
   nanosleep(&pause, nullptr);
+}
+
+/// The ranks on this node: the launcher's count (MPICH's hydra, Open MPI),
+/// or every rank when it gives none.
+long ranksOnNode() {
+  for (const char *name : {"MPI_LOCALNRANKS", "OMPI_COMM_WORLD_LOCAL_SIZE"})
+    if (const char *text = std::getenv(name))
+      if (long ranks = std::atol(text); ranks > 0)
+        return ranks;
+  return worldSize();
+}
+
+/// Whether a waiting rank should leave its core at once: CP_RT_WAIT=sleep,
+/// or, by default, when this node's ranks outnumber its cores (a spinning
+/// rank then takes the core a peer it waits for needs). CP_RT_WAIT=spin
+/// spins first whatever the node.
+bool sleepAtOnce() {
+  static const bool atOnce = [] {
+    const char *mode = std::getenv("CP_RT_WAIT");
+    if (mode && std::strcmp(mode, "sleep") == 0)
+      return true;
+    if (mode && std::strcmp(mode, "spin") == 0)
+      return false;
+    if (mode && *mode)
+      std::fprintf(stderr,
+                   "cp-runtime: CP_RT_WAIT='%s' is not spin or sleep; "
+                   "choosing by the node\n",
+                   mode);
+    return ranksOnNode() > sysconf(_SC_NPROCESSORS_ONLN);
+  }();
+  return atOnce;
 }
 
 struct Fault {
@@ -96,9 +127,13 @@ void cp::runtime::waitOrFail(int count, MPI_Request *requests,
       failHere(call, what + " did not complete within " + secondsText(limit) +
                          " s; a rank of the group has died or stalled (set "
                          "CP_RT_TIMEOUT_S to wait longer)");
-    // Spin for the first millisecond (short messages), then yield the core.
-    if (waited > 1e-3)
-      pauseBriefly();
+    // Ranks with a core each spin for the first millisecond (short
+    // messages), then poll every 200 us; ranks sharing cores poll every
+    // 50 us from the start.
+    if (sleepAtOnce())
+      pauseFor(50);
+    else if (waited > 1e-3)
+      pauseFor(200);
   }
 }
 

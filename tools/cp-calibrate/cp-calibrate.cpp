@@ -465,8 +465,8 @@ double measureOverlap() {
 /// that ranks waiting in the runtime leave to busy ones. Rank r of a node
 /// makes (r + 1) k calls of the forward f32 causal kernel at S = 512, then
 /// waits for the others; against k calls on every rank, that is between
-/// max_calls * t (waiting ranks keep their cores: 0) and the later of
-/// max_calls * t / sharing and mean_calls * t (they give them up: 1).
+/// max_calls * t (waiting ranks keep their cores: 0) and the cores divided
+/// among the ranks still running (sharedCoresFinish: 1).
 double measureIdleCoreReuse(void *library, int perNode, long cores) {
   double sharing = double(perNode) / double(std::max(cores, 1L));
   if (sharing <= 1)
@@ -501,13 +501,16 @@ double measureIdleCoreReuse(void *library, int perNode, long cores) {
   // Each sample times both back to back and places the uneven run; the
   // median of the samples (the host's scheduling varies from one to the
   // next).
-  double most = double(perNode) * k, mean = (perNode + 1) / 2.0 * k;
+  double most = double(perNode) * k;
   std::vector<double> estimates;
   for (int sample = 0; sample < 15; ++sample) {
     double call = timeTogether(1, [&] { calls(k); }) / k;
     double uneven = timeTogether(1, [&] { calls((local + 1) * k); });
     double kept = most * call;
-    double given = std::max(most * call / sharing, mean * call);
+    llvm::SmallVector<double> coreSeconds;
+    for (int r = 0; r < perNode; ++r)
+      coreSeconds.push_back(double(r + 1) * k * call / sharing);
+    double given = sharedCoresFinish(coreSeconds, perNode, cores);
     estimates.push_back(kept <= given ? 1.0
                                       : (kept - uneven) / (kept - given));
   }

@@ -377,3 +377,25 @@ void MachineProfile::print(llvm::raw_ostream &os) const {
     os << "\n";
   }
 }
+
+double mlir::cp::sharedCoresFinish(llvm::ArrayRef<double> coreSeconds,
+                                   int64_t ranksPerNode, int64_t cores) {
+  size_t perNode = static_cast<size_t>(std::max<int64_t>(ranksPerNode, 1));
+  double share = static_cast<double>(std::max<int64_t>(cores, 1));
+  double last = 0;
+  for (size_t first = 0; first < coreSeconds.size(); first += perNode) {
+    llvm::SmallVector<double> node(
+        coreSeconds.slice(first, std::min(perNode, coreSeconds.size() - first)));
+    llvm::sort(node);
+    // In order of need: while k ranks run, each gets min(1, cores / k) of
+    // a core until the next one is done.
+    double now = 0, done = 0;
+    for (size_t i = 0; i < node.size(); ++i) {
+      double running = static_cast<double>(node.size() - i);
+      now += (node[i] - done) / std::min(1.0, share / running);
+      done = node[i];
+    }
+    last = std::max(last, now);
+  }
+  return last;
+}

@@ -268,24 +268,30 @@ public:
                                 ? flops
                                 : flops / kBackwardFlopsPerForwardFlop;
       const MeasuredCurve *curve = m.profile->kernel(pass, type, mask);
-      // The busiest rank's calls, timed with every rank busy, and the
-      // average rank's.
-      double busiest = units * curve->seconds(forwardFlops / units);
-      double average = units * curve->seconds(forwardFlops * balance / units);
+      // A rank's calls, timed with every rank busy, from its share of the
+      // busiest rank's work.
+      auto callsOf = [&](double share) {
+        return share > 0 ? units * curve->seconds(forwardFlops * share / units)
+                         : 0.0;
+      };
+      double busiest = callsOf(1);
       // Ranks sharing cores: what the ranks that finish first leave to the
       // busiest one, by the measured share of idle cores that are reused.
-      // All of it: the busiest rank runs at a core's speed, or the node's
-      // cores finish the total work, whichever is later.
+      // All of it: the ranks finish as the node's cores, divided among the
+      // ranks still running, would finish them (sharedCoresFinish).
+      int64_t perNode = std::min(m.profile->ranksPerNode, s.groupSize);
       double sharing = m.profile->cores > 0
-                           ? double(std::min(m.profile->ranksPerNode,
-                                             s.groupSize)) /
-                                 double(m.profile->cores)
+                           ? double(perNode) / double(m.profile->cores)
                            : 1.0;
       if (sharing <= 1)
         return busiest;
+      SmallVector<double> coreSeconds;
+      for (double share : shares)
+        coreSeconds.push_back(callsOf(share) / sharing);
       double reuse = m.profile->idleCoreReuse;
       return (1 - reuse) * busiest +
-             reuse * std::max(busiest / sharing, average);
+             reuse * sharedCoresFinish(coreSeconds, perNode,
+                                       m.profile->cores);
     }
     return flops / m.attentionFlops + calls * m.launchOverhead;
   }
@@ -487,8 +493,11 @@ public:
     return {0, oneKernel()};
   }
 
-  /// The average rank's attention FLOPs over the busiest rank's.
-  void setBalance(double meanOverBusiest) { balance = meanOverBusiest; }
+  /// Each rank's attention FLOPs over the busiest rank's, in group rank
+  /// order.
+  void setShares(SmallVector<double> rankOverBusiest) {
+    shares = std::move(rankOverBusiest);
+  }
 
   /// Why the profile cannot cost the scheme (a group size it has no
   /// timings for), after an estimate.
@@ -499,7 +508,7 @@ private:
   const AttentionShape &s;
   const MachineModel &m;
   mutable std::optional<std::string> missing;
-  double balance = 1;
+  SmallVector<double> shares{1.0};
   mutable double heads = 1;
 };
 
@@ -536,7 +545,10 @@ SchemeEstimate mlir::cp::estimateBuiltinScheme(SchemeAttr scheme,
     total += x;
   double forwardFlops = perPair * busiest;
   double meanForwardFlops = perPair * total / pairs.size();
-  time.setBalance(busiest > 0 ? total / pairs.size() / busiest : 1.0);
+  SmallVector<double> shares;
+  for (double x : pairs)
+    shares.push_back(busiest > 0 ? x / busiest : 1.0);
+  time.setShares(std::move(shares));
   double memory = 0;
   if (problem.costsForward()) {
     bool withLse = problem.costsBackward();

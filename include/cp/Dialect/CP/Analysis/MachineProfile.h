@@ -129,6 +129,16 @@ struct MachineProfile {
   void print(llvm::raw_ostream &os) const;
 };
 
+/// When the ranks that share a node's cores are perfectly scheduled: the
+/// seconds until the last of them finishes, where rank r needs
+/// `coreSeconds[r]` of one core's time, consecutive ranks share a node
+/// `ranksPerNode` at a time, and a node's `cores` are divided evenly among
+/// the ranks still running there (k running ranks each get min(1,
+/// cores / k) of a core). A rank that finishes early leaves its share to
+/// the others.
+double sharedCoresFinish(llvm::ArrayRef<double> coreSeconds,
+                         int64_t ranksPerNode, int64_t cores);
+
 } // namespace cp
 } // namespace mlir
 
