@@ -158,7 +158,8 @@ MlirModule cpAttentionLayerBuild(MlirContext ctx,
   Value q = body->getArgument(0), k = body->getArgument(1),
         v = body->getArgument(2);
   auto attention = AttentionOp::create(
-      b, loc, result, lse, q, k, v, mask, /*mod_operands=*/ValueRange(),
+      b, loc, result, lse, q, k, v, mask, /*sinks=*/Value(),
+      /*mod_operands=*/ValueRange(),
       gridName, ArrayRef<int16_t>{0}, maskKind, layout,
       QueryPlacement::sharded, scheme, /*scale=*/FloatAttr());
   SmallVector<Value> returned = {attention.getResult()};
@@ -166,7 +167,8 @@ MlirModule cpAttentionLayerBuild(MlirContext ctx,
     auto grad = AttentionGradOp::create(
         b, loc, ArrayRef<Type>(results).drop_front(), q, k, v,
         attention.getResult(), attention.getLse(), body->getArguments().back(),
-        mask, /*mod_operands=*/ValueRange(), gridName, ArrayRef<int16_t>{0},
+        mask, /*sinks=*/Value(), /*mod_operands=*/ValueRange(), gridName,
+        ArrayRef<int16_t>{0},
         maskKind, layout, scheme, /*scale=*/FloatAttr());
     llvm::append_range(returned, grad.getResults());
   }

@@ -4,7 +4,9 @@
 //   1. the candidate is a contraction P[batch.., i, j] * V[batch.., j, dv];
 //   2. P is a softmax over j of X: linalg.softmax, or the max / sub / exp /
 //      sum / div generics (linalg.reduce for the reductions), or tosa's
-//      reduce_max / sub / exp / reduce_sum / reciprocal / mul;
+//      reduce_max / sub / exp / reduce_sum / reciprocal / mul; or P is
+//      that softmax with its last column dropped (tensor.extract_slice)
+//      and X the scores concatenated with a sink column (tensor.concat);
 //   3. X comes from a contraction Q[batch.., i, d] * K[batch.., j, d]
 //      through elementwise ops (generics, tosa.mul / add / select), which
 //      become one scalar program, split into scale, score_mod, index
@@ -17,6 +19,7 @@
 
 #include "AttentionMatcher.h"
 #include "AttentionMatcherStages.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
@@ -36,6 +39,22 @@ StringRef mlir::cp::describeAttentionForms() {
 
 namespace mlir::cp::matcher {
 
+/// `slice` keeps all of its source but the last column: offsets 0, unit
+/// strides, every size the source's except the last, one less.
+static bool dropsLastColumn(tensor::ExtractSliceOp slice) {
+  auto source = slice.getSourceType();
+  auto result = dyn_cast<RankedTensorType>(slice.getResult().getType());
+  if (!result || !source.hasStaticShape() || !result.hasStaticShape() ||
+      result.getRank() != source.getRank() || !slice.hasUnitStride() ||
+      !slice.hasZeroOffset())
+    return false;
+  int64_t last = source.getRank() - 1;
+  for (int64_t d = 0; d < last; ++d)
+    if (result.getDimSize(d) != source.getDimSize(d))
+      return false;
+  return result.getDimSize(last) + 1 == source.getDimSize(last);
+}
+
 FailureOr<AttentionMatch> Matcher::run(Operation *candidate) {
   std::optional<Contraction> pv = asContraction(candidate);
   if (!pv)
@@ -44,8 +63,17 @@ FailureOr<AttentionMatch> Matcher::run(Operation *candidate) {
   if (failed(matchValueContraction(*pv)))
     return failure();
   ++progress;
+  // Sinks: the contraction reads the softmax without its last column.
+  Value p = pv->lhs;
+  auto dropped = p.getDefiningOp<tensor::ExtractSliceOp>();
+  if (dropped && dropsLastColumn(dropped)) {
+    m.ops.insert(dropped);
+    p = dropped.getSource();
+  }
   Value x;
-  if (failed(matchSoftmax(pv->lhs, x)))
+  if (failed(matchSoftmax(p, x)))
+    return failure();
+  if (p != pv->lhs && failed(matchSinkColumn(x)))
     return failure();
   ++progress;
   if (failed(matchScores(x)))

@@ -97,6 +97,12 @@ struct AttentionMatch {
   Value rowMax, rowSum, lse;
   /// Rank of the score tensor: [batch..., Lq, Lk].
   unsigned scoreRank = 0;
+  /// Attention sinks written as torch reference code writes them: the
+  /// softmax normalizes the scores concatenated with this column
+  /// [batch..., Lq, 1] (a per-head logit broadcast along the rows) and the
+  /// column's probabilities are dropped before the contraction with V.
+  /// Raised to cp.attention's sinks (the column at row 0). Null without.
+  Value sinkColumn;
 };
 
 /// Matches attention whose contraction with V is `candidate`. `groupSize`

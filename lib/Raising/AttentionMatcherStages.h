@@ -139,6 +139,10 @@ private:
   LogicalResult matchValueContraction(const Contraction &pv);
   // Stage 2: softmax over the key dim.
   LogicalResult matchSoftmax(Value p, Value &x);
+  /// Stage 2 with sinks: `x`, what the softmax normalizes, is the scores
+  /// concatenated with a sink column along the key dim; on success `x` is
+  /// the scores and m.sinkColumn the column.
+  LogicalResult matchSinkColumn(Value &x);
   LogicalResult matchRowReduction(Value v, bool isMax, Value &input);
   LogicalResult matchRowMaxOf(Value rowMax, Value x);
   LogicalResult matchExpOfShifted(Value e, Value &x, Value &rowMax);

@@ -552,6 +552,19 @@ LogicalResult Matcher::splitScoreProgram() {
         result = select.getTrueValue();
         continue;
       }
+      // select(hidden, -inf, s), as torch's triu(-inf) masks come out: the
+      // kept positions are the inverted comparison of positions.
+      auto hidden = select.getCondition().getDefiningOp<arith::CmpIOp>();
+      if (hidden && isNegInf(select.getTrueValue()) &&
+          dependencies(hidden.getResult()) == onIndex) {
+        OpBuilder b(select);
+        m.maskConditions.push_back(
+            arith::CmpIOp::create(b, hidden.getLoc(),
+                                  arith::invertPredicate(hidden.getPredicate()),
+                                  hidden.getLhs(), hidden.getRhs()));
+        result = select.getFalseValue();
+        continue;
+      }
     }
     if (auto add = result.getDefiningOp<arith::AddFOp>()) {
       Value bias = isDataArg(add.getRhs())   ? add.getRhs()

@@ -9,6 +9,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -72,6 +74,63 @@ LogicalResult Matcher::matchSoftmax(Value p, Value &x) {
     return failure();
   m.rowMax = rowMax;
   m.rowSum = rowSum;
+  return success();
+}
+
+/// Whether `column` ([batch..., Lq, 1]) holds one value per head: a
+/// broadcast (linalg.broadcast, or a generic copying its one input) that
+/// adds the query-row dim and, when there are two batch dims of which the
+/// first (the batch) is not 1, that one too; or a splat constant.
+static bool isPerHeadColumn(Value column, unsigned rank) {
+  auto type = cast<RankedTensorType>(column.getType());
+  unsigned rowDim = rank - 2;
+  bool batchVaries = rank == 4 && type.getDimSize(0) != 1;
+  if (DenseElementsAttr dense; matchPattern(column, m_Constant(&dense)))
+    return dense.isSplat();
+  if (auto broadcast = column.getDefiningOp<linalg::BroadcastOp>()) {
+    ArrayRef<int64_t> added = broadcast.getDimensions();
+    return llvm::is_contained(added, rowDim) &&
+           (!batchVaries || llvm::is_contained(added, 0));
+  }
+  auto copy = column.getDefiningOp<linalg::GenericOp>();
+  if (!copy || copy.getNumDpsInputs() != 1 || copy.getNumDpsInits() != 1 ||
+      copy.getNumParallelLoops() != copy.getNumLoops() ||
+      !copy.getIndexingMapsArray()[1].isIdentity())
+    return false;
+  Value yielded = copy.getBody()->getTerminator()->getOperand(0);
+  if (yielded != copy.getBody()->getArgument(0))
+    return false;
+  for (AffineExpr e : copy.getIndexingMapsArray()[0].getResults()) {
+    if (isa<AffineConstantExpr>(e))
+      continue;
+    auto d = dyn_cast<AffineDimExpr>(e);
+    if (!d || d.getPosition() == rowDim || (batchVaries && d.getPosition() == 0))
+      return false;
+  }
+  return true;
+}
+
+LogicalResult Matcher::matchSinkColumn(Value &x) {
+  auto concat = x.getDefiningOp<tensor::ConcatOp>();
+  unsigned rank = rankOf(x);
+  if (!concat || concat.getDim() != rank - 1 || concat.getInputs().size() != 2)
+    return fail(x.getDefiningOp(),
+                "the contraction drops the softmax's last column, but the "
+                "softmax does not normalize the scores concatenated with a "
+                "sink column (tensor.concat along the key dim)");
+  Value scores = concat.getInputs()[0], column = concat.getInputs()[1];
+  if (cast<RankedTensorType>(column.getType()).getDimSize(rank - 1) != 1)
+    return fail(concat, "the column concatenated onto the scores is " +
+                            Twine(cast<RankedTensorType>(column.getType())
+                                      .getDimSize(rank - 1)) +
+                            " wide; a sink is one column");
+  if (!isPerHeadColumn(column, rank))
+    return fail(concat, "the sink column concatenated onto the scores is not "
+                        "one value per head broadcast along the query rows "
+                        "(cp.attention's sinks are one logit per head)");
+  m.ops.insert(concat);
+  m.sinkColumn = column;
+  x = scores;
   return success();
 }
 

@@ -318,6 +318,27 @@ void RaiseAttentionPass::buildRegions(AttentionMatch &match,
   }
 }
 
+/// The [H] f32 sinks of a sink column [batch..., Lq, 1] that holds one
+/// value per head (the matcher checked it): its values at the first batch
+/// index and query row.
+static Value sinksOf(OpBuilder &b, Location loc, Value column, int64_t heads) {
+  auto type = cast<RankedTensorType>(column.getType());
+  int64_t rank = type.getRank();
+  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)),
+      sizes(rank, b.getIndexAttr(1)), strides(rank, b.getIndexAttr(1));
+  // [B, H, Lq, 1] and [H, Lq, 1] hold the heads at rank - 3; a column
+  // without heads ([Lq, 1]) is one sink for the one head.
+  if (rank >= 3)
+    sizes[rank - 3] = b.getIndexAttr(heads);
+  auto sliceType = RankedTensorType::get({heads}, type.getElementType());
+  Value sinks = tensor::ExtractSliceOp::create(b, loc, sliceType, column,
+                                               offsets, sizes, strides);
+  if (!type.getElementType().isF32())
+    sinks = arith::ExtFOp::create(
+        b, loc, RankedTensorType::get({heads}, b.getF32Type()), sinks);
+  return sinks;
+}
+
 AttentionOp RaiseAttentionPass::rewrite(AttentionMatch &match) {
   for (Operation *dead : match.deadUsers)
     dead->erase();
@@ -346,8 +367,11 @@ AttentionOp RaiseAttentionPass::rewrite(AttentionMatch &match) {
   if (match.lse)
     lseType = RankedTensorType::get(resultType.getShape().drop_back(),
                                     b.getF32Type());
+  Value sinks;
+  if (match.sinkColumn)
+    sinks = sinksOf(b, loc, match.sinkColumn, qType.getDimSize(1));
   auto attention = AttentionOp::create(
-      b, loc, resultType, lseType, q, k, v, mask, modOperands,
+      b, loc, resultType, lseType, q, k, v, mask, sinks, modOperands,
       StringRef(grid), ArrayRef<int16_t>{0},
       MaskAttr::get(&getContext(), MaskKind::none), SequenceLayout::contiguous,
       match.replicatedQueries ? QueryPlacement::replicated

@@ -24,7 +24,8 @@
 // The function's arguments are q, k, v, then optional segment ids (a 1-D
 // integer memref a document mask_mod reads at global positions: documents
 // of 23 positions), an optional [Sq, Sk] i1 explicit mask (a pair is
-// allowed unless (7i + 3j) % 5 == 0), the output, and an optional lse. Q,
+// allowed unless (7i + 3j) % 5 == 0), optional sinks (a 1-D f32 memref of
+// H logits, sink[h] = 1.5 h - 1), the output, and an optional lse. Q,
 // K and V get seeded random values in [-1, 1] rounded to their element
 // types. The flags describe
 // the attention the op computes (mask, offsets, softcap) for the reference.
@@ -1230,7 +1231,7 @@ void Interpreter::execLaunch(gpu::LaunchOp launch) {
 //===----------------------------------------------------------------------===//
 
 struct Operands {
-  std::shared_ptr<MemRefVal> q, k, v, segments, mask, out, lse;
+  std::shared_ptr<MemRefVal> q, k, v, segments, mask, out, lse, sinks;
 };
 
 /// The document of global position p, when the function takes segment
@@ -1358,9 +1359,13 @@ int compare(const Operands &ops, func::FuncOp func) {
                       vv = readAll(*ops.v), got = readAll(*ops.out);
   std::vector<double> want(got.size()),
       lse(shape.batch * shape.heads * shape.queries);
-  ::cp::reference::attention<double>(shape, qv.data(), kv.data(), vv.data(),
-                                     want.data(), 0, shape.queries, p.scale,
-                                     p.allowed, noBias, lse.data(), p.scoreMod);
+  std::vector<double> sinks;
+  if (ops.sinks)
+    sinks = readAll(*ops.sinks);
+  ::cp::reference::attention<double>(
+      shape, qv.data(), kv.data(), vv.data(), want.data(), 0, shape.queries,
+      p.scale, p.allowed, noBias, lse.data(), p.scoreMod,
+      ops.sinks ? sinks.data() : nullptr);
   double maxError = maxAbsError(got, want);
   double lseError = ops.lse ? maxAbsError(readAll(*ops.lse), lse) : 0;
   bool ok = maxError <= tolerance && lseError <= tolerance;
@@ -1479,10 +1484,18 @@ int main(int argc, char **argv) {
   // them (a rank-1 and a rank-2 memref).
   size_t next = 3;
   std::shared_ptr<MemRefVal> segments, mask;
-  if (next < n && memrefs[next]->sizes.size() == 1)
+  if (next < n && memrefs[next]->sizes.size() == 1 &&
+      isa<IntegerType>(memrefs[next]->element))
     segments = memrefs[next++];
   if (next < n && memrefs[next]->sizes.size() == 2)
     mask = memrefs[next++];
+  std::shared_ptr<MemRefVal> sinks;
+  if (!grad && next < n && memrefs[next]->sizes.size() == 1 &&
+      isa<FloatType>(memrefs[next]->element)) {
+    sinks = memrefs[next++];
+    for (int64_t h = 0; h < sinks->sizes[0]; ++h)
+      store(*sinks, sinks->address({h}, func), Val::ofFloat(1.5 * h - 1.0));
+  }
   if (segments)
     for (int64_t p = 0; p < segments->sizes[0]; ++p)
       store(*segments, segments->address({p}, func),
@@ -1517,6 +1530,7 @@ int main(int argc, char **argv) {
   ops.v = memrefs[2];
   ops.segments = segments;
   ops.mask = mask;
+  ops.sinks = sinks;
   if (next >= n)
     fail("no output argument");
   ops.out = memrefs[next++];

@@ -25,6 +25,7 @@
 // RUN:   cp-gpu-emulate %t.$kernel.mlir --func rows_without_keys --mask causal --kv-offset 50 || exit 1; \
 // RUN:   cp-gpu-emulate %t.$kernel.mlir --func mla --mask causal || exit 1; \
 // RUN:   cp-gpu-emulate %t.$kernel.mlir --func zigzag_chunk --mask causal --q-offset 128 || exit 1; \
+// RUN:   cp-gpu-emulate %t.$kernel.mlir --func sinks --mask causal --kv-offset 50 || exit 1; \
 // RUN: done | FileCheck %s
 //
 // The comparison can fail: ldmatrix.trans evaluated without transposing
@@ -63,6 +64,7 @@
 // CHECK: PASS rows_without_keys:
 // CHECK: PASS mla: {{.*}} D=48 Dv=32
 // CHECK: PASS zigzag_chunk:
+// CHECK: PASS sinks:
 // CHECK-LABEL: kernel mma
 // CHECK: PASS causal_gqa:
 // CHECK: PASS none_f16:
@@ -73,6 +75,7 @@
 // CHECK: PASS rows_without_keys:
 // CHECK: PASS mla:
 // CHECK: PASS zigzag_chunk:
+// CHECK: PASS sinks:
 
 // GQA (two query heads per KV head), Dv != D, partial query and key tiles,
 // a query offset, f32 output and lse.
@@ -174,5 +177,17 @@ func.func @zigzag_chunk(%q: memref<1x2x64x32xbf16, strided<[8192, 4096, 32, 1], 
   %c0 = arith.constant 0 : index
   cp.buffer.local_attention %q, %k, %v offsets(%qo, %c0) into %o mask = causal
       : memref<1x2x64x32xbf16, strided<[8192, 4096, 32, 1], offset: 2048>>, memref<1x2x192x32xbf16>, memref<1x2x192x32xbf16> into memref<1x2x64x32xf32>
+  return
+}
+
+// Attention sinks (sink[h] = 1.5 h - 1): each row's sink joins the
+// denominator once, at the row's end; the first 50 rows see no key (the
+// keys start at 50) and give output 0 with the sink as their lse.
+func.func @sinks(%q: memref<1x4x100x32xbf16>, %k: memref<1x2x130x32xbf16>, %v: memref<1x2x130x16xbf16>,
+                 %s: memref<4xf32>, %o: memref<1x4x100x16xf32>, %lse: memref<1x4x100xf32>) {
+  %qo = arith.constant 0 : index
+  %ko = arith.constant 50 : index
+  cp.buffer.local_attention %q, %k, %v offsets(%qo, %ko) sinks(%s : memref<4xf32>) into %o, %lse mask = causal
+      : memref<1x4x100x32xbf16>, memref<1x2x130x32xbf16>, memref<1x2x130x16xbf16> into memref<1x4x100x16xf32>, memref<1x4x100xf32>
   return
 }

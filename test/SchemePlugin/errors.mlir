@@ -30,3 +30,14 @@ func.func @typo(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1
       : tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32> -> tensor<1x4x8x16xf32>
   return %o : tensor<1x4x8x16xf32>
 }
+
+// -----
+
+// A plugin scheme that does not declare supportsSinks() would drop them.
+shard.grid @cp(shape = 2)
+func.func @sinks(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>, %s: tensor<4xf32>) -> tensor<1x4x8x16xf32> {
+  // expected-error @+1 {{has sinks, which scheme 'head_chunked_allgather' (plugin 'cp-example-schemes') does not take (its definition does not say supportsSinks); use a built-in scheme}}
+  %o = cp.attention %q, %k, %v sinks(%s : tensor<4xf32>) on @cp grid_axes = [0] scheme = head_chunked_allgather(2)
+      : tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32> -> tensor<1x4x8x16xf32>
+  return %o : tensor<1x4x8x16xf32>
+}

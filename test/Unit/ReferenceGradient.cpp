@@ -4,9 +4,10 @@
 // cp::reference::attentionGrad, so that reference is checked first: on
 // tiny problems (MHA, GQA with H/Hkv = 4, MLA with Dv != D) and every mask
 // and transform the tests use (none, causal, an odd sliding window, a
-// document mask, a row that sees no key, tanh soft-capping, an ALiBi bias),
-// every element of dq, dk and dv must match the central finite difference
-// of loss = sum(dout o attention(q, k, v)) in double precision to 1e-6.
+// document mask, a row that sees no key, tanh soft-capping, an ALiBi bias,
+// attention sinks), every element of dq, dk and dv (and of the sinks'
+// gradient) must match the central finite difference of loss =
+// sum(dout o attention(q, k, v)) in double precision to 1e-6.
 // `--break` adds 1e-3 to one element of dv, which the check must catch.
 // Prints one line per case and a summary; exits 1 on any mismatch.
 //
@@ -37,15 +38,19 @@ struct Case {
   Predicate allowed;
   Scalar bias;
   Transform mod, modGrad;
+  /// One sink logit per head, or none.
+  bool sinks = false;
 };
 
 double loss(const Case &c, const std::vector<double> &q,
             const std::vector<double> &k, const std::vector<double> &v,
-            const std::vector<double> &dout, double scale) {
+            const std::vector<double> &dout, double scale,
+            const std::vector<double> &sinks) {
   const Shape &s = c.shape;
   std::vector<double> out(s.batch * s.heads * s.queries * s.valueDim);
   attention(s, q.data(), k.data(), v.data(), out.data(), 0, s.queries, scale,
-            c.allowed, c.bias, static_cast<double *>(nullptr), c.mod);
+            c.allowed, c.bias, static_cast<double *>(nullptr), c.mod,
+            c.sinks ? sinks.data() : nullptr);
   double total = 0;
   for (size_t i = 0; i < out.size(); ++i)
     total += out[i] * dout[i];
@@ -109,6 +114,9 @@ int main(int argc, char **argv) {
       {"mla_empty_row", mla, emptyRow, noBias, keep, one},
       {"mla_softcap", mla, causal, noBias, softcap, softcapGrad},
       {"gqa_alibi_softcap", gqa, all, alibi, softcap, softcapGrad},
+      {"gqa_causal_sinks", gqa, causal, noBias, keep, one, /*sinks=*/true},
+      {"mla_empty_row_sinks", mla, emptyRow, noBias, keep, one,
+       /*sinks=*/true},
   };
 
   std::mt19937 rng(15);
@@ -128,20 +136,28 @@ int main(int argc, char **argv) {
     std::vector<double> dout =
         random(s.batch * s.heads * s.queries * s.valueDim);
     std::vector<double> dq(q.size()), dk(k.size()), dv(v.size());
+    std::vector<double> sinks = random(s.heads), dsinks(s.heads);
+    for (double &x : sinks)
+      x *= 2; // from well below a row's log-sum-exp to above it
     double scale = 1 / std::sqrt(double(s.headDim));
     attentionGrad(s, q.data(), k.data(), v.data(), dout.data(), dq.data(),
                   dk.data(), dv.data(), scale, c.allowed, c.bias, c.mod,
-                  c.modGrad);
+                  c.modGrad, c.sinks ? sinks.data() : nullptr,
+                  c.sinks ? dsinks.data() : nullptr);
     if (breakIt)
       dv[1] += 1e-3;
-    auto f = [&] { return loss(c, q, k, v, dout, scale); };
+    auto f = [&] { return loss(c, q, k, v, dout, scale, sinks); };
     double eq = check(c, q, dq, f), ek = check(c, k, dk, f),
            ev = check(c, v, dv, f);
-    double worst = std::max({eq, ek, ev});
+    double es = c.sinks ? check(c, sinks, dsinks, f) : 0;
+    double worst = std::max({eq, ek, ev, es});
     bool ok = worst <= 1e-6;
     failures += !ok;
-    std::printf("%s %s max_err dq=%.1e dk=%.1e dv=%.1e tol=1.0e-06\n",
-                ok ? "PASS" : "FAIL", c.name.c_str(), eq, ek, ev);
+    char sinkError[32] = "";
+    if (c.sinks)
+      std::snprintf(sinkError, sizeof(sinkError), " dsinks=%.1e", es);
+    std::printf("%s %s max_err dq=%.1e dk=%.1e dv=%.1e%s tol=1.0e-06\n",
+                ok ? "PASS" : "FAIL", c.name.c_str(), eq, ek, ev, sinkError);
   }
   std::printf("reference gradient: %zu cases, %d failed\n", cases.size(),
               failures);

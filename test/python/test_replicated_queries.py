@@ -48,6 +48,14 @@ def expected(q, k, v, allowed):
     return reference.attention(q, k, v, allowed=allowed), lse
 
 
+def decode_inputs(rng, S):
+    """Random replicated queries [B, H, Lq, D] and a K/V cache of S keys."""
+    q = rng.uniform(-1, 1, (B, H, LQ, D)).astype(np.float32)
+    k = rng.uniform(-1, 1, (B, HKV, S, D)).astype(np.float32)
+    v = rng.uniform(-1, 1, (B, HKV, S, D)).astype(np.float32)
+    return q, k, v
+
+
 @pytest.mark.parametrize("P", [2, 4])
 @pytest.mark.parametrize("mask", ["none", "causal", "tensor"])
 @pytest.mark.parametrize("scheme", ["allgather", "ulysses", "ring"])
@@ -55,9 +63,7 @@ def test_replicated_queries(tmp_path, scheme, mask, P):
     L = 8
     S = P * L
     rng = np.random.default_rng(7)
-    q = rng.uniform(-1, 1, (B, H, LQ, D)).astype(np.float32)
-    k = rng.uniform(-1, 1, (B, HKV, S, D)).astype(np.float32)
-    v = rng.uniform(-1, 1, (B, HKV, S, D)).astype(np.float32)
+    q, k, v = decode_inputs(rng, S)
     allowed = np.ones((LQ, S), dtype=bool)
     inputs = [q, k, v]
     if mask == "causal":
@@ -85,3 +91,51 @@ def test_replicated_queries_reject_zigzag(tmp_path):
     with pytest.raises(cp_mlir.MLIRError, match="queries = replicated"):
         cp_mlir.compile_cpu(program(2, 8, "none", "zigzag"), function="decode",
                             output=str(tmp_path / "z.so"))
+
+
+def sinks_program(P, L, scheme):
+    S = P * L
+    q = f"tensor<{B}x{H}x{LQ}x{D}xf32>"
+    kv = f"tensor<{B}x{HKV}x{L}x{D}xf32>"
+    s = f"tensor<{H}xf32>"
+    return f"""
+shard.grid @cp(shape = {P})
+func.func @decode(%q: {q}, %k: {kv}, %v: {kv}, %s: {s}) -> {q} {{
+  %o = cp.attention %q, %k, %v sinks(%s : {s}) on @cp grid_axes = [0]
+      mask = causal queries = replicated scheme = {scheme}
+      : {q}, {kv}, {kv} -> {q}
+  return %o : {q}
+}}
+"""
+
+
+@pytest.mark.parametrize("P", [2, 4])
+@pytest.mark.parametrize("scheme", ["allgather", "ulysses", "ring"])
+def test_replicated_queries_with_sinks(tmp_path, scheme, P):
+    """Attention sinks on a decode step: the sink's logit joins each row's
+    denominator once, whichever rank's block the row's keys are on (ring
+    merges P partials; ulysses slices the sinks with its heads). The
+    reference appends the sink as one more score column and drops its
+    (absent) value row, in float64."""
+    L = 8
+    S = P * L
+    q, k, v = decode_inputs(np.random.default_rng(11), S)
+    sinks = np.linspace(-1.0, 3.0, H).astype(np.float32)
+    compiled = cp_mlir.compile_cpu(sinks_program(P, L, scheme),
+                                   function="decode",
+                                   output=str(tmp_path / "decode.so"),
+                                   opt_level=0)
+    out = compiled.run_cpu(P, [q, k, v, sinks])
+    kd = np.repeat(k, H // HKV, axis=1).astype(np.float64)
+    vd = np.repeat(v, H // HKV, axis=1).astype(np.float64)
+    scores = np.einsum("bhqd,bhkd->bhqk", q.astype(np.float64), kd) / np.sqrt(D)
+    allowed = np.arange(S)[None, :] <= np.arange(LQ)[:, None]
+    scores = np.where(allowed, scores, -np.inf)
+    column = np.broadcast_to(sinks.astype(np.float64)[None, :, None, None],
+                             (B, H, LQ, 1))
+    full = np.concatenate([scores, column], axis=-1)
+    weights = np.exp(full - full.max(axis=-1, keepdims=True))
+    p = weights / weights.sum(axis=-1, keepdims=True)
+    want = np.einsum("bhqk,bhkd->bhqd", p[..., :-1], vd)
+    for rank, o in enumerate(np.split(out, P, axis=2)):
+        assert np.max(np.abs(o - want)) <= 1e-5, f"rank {rank} output"

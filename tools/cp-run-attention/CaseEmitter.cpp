@@ -53,6 +53,8 @@ public:
     vType = tensorType({c.batch, c.kvHeads, l, c.valueDim}, t);
     oType = tensorType({c.batch, c.heads, l, c.valueDim}, t);
     lseType = tensorType({c.batch, c.heads, l}, "f32");
+    if (cs.sinks)
+      sinksType = tensorType({c.heads}, "f32");
     if (cs.explicitMask != Case::Explicit::none)
       maskType =
           tensorType(maskShape(c, cs.explicitMask),
@@ -90,6 +92,8 @@ public:
                 std::to_string(cs.kvOffset) + " : index\n";
     std::string seg =
         cs.document ? ", %seg: " + tensorType({c.seq}, "i32") : std::string();
+    if (cs.sinks)
+      seg += ", %sk: " + sinksType;
     return "func.func @" + cs.name + "(%q: " + qType + ", %k: " + kType +
            ", %v: " + vType + (maskType.empty() ? "" : ", %m: " + maskType) +
            seg +
@@ -177,7 +181,8 @@ private:
     std::string layout = c.zigzag ? " layout = zigzag" : "";
     std::string regions = modRegions();
     return "  " + o + (withLse ? ", %lse" : "") + " = cp.attention " + q +
-           ", %k, %v" + mask + modOperands() + " on @cp grid_axes = [0]" +
+           ", %k, %v" + mask + sinksOperand() + modOperands() +
+           " on @cp grid_axes = [0]" +
            structured + layout + scheme +
            (regions.empty() ? "\n" : "\n" + regions) + "      : " + qType +
            ", " + kType + ", " + vType +
@@ -214,7 +219,7 @@ private:
     std::string regions = modRegions();
     return "  " + o + ", " + lse + " = cp.local_attention " + q + ", " + k +
            ", " + v + " offsets(" + qo + ", " + ko + ")" + mask +
-           modOperands() + structured +
+           sinksOperand() + modOperands() + structured +
            (regions.empty() ? "\n" : "\n" + regions) + "      : " + qType +
            ", " + kt + ", " + vt + (mt.empty() ? "" : ", " + mt) + " -> " +
            oType + ", " + lseType + "\n";
@@ -230,11 +235,24 @@ private:
   /// returns the output and the gradients.
   std::string trainingStep() const {
     return attentionOnGrid(/*withLse=*/true) + gradientOnGrid() +
-           "  return %o, %dq, %dk, %dv : " + oType + ", " + gradTypes() + "\n";
+           "  return %o, " + gradNames() + " : " + oType + ", " + gradTypes() +
+           "\n";
   }
 
   std::string shardedGradient() const {
-    return gradientOnGrid() + "  return %dq, %dk, %dv : " + gradTypes() + "\n";
+    return gradientOnGrid() + "  return " + gradNames() + " : " + gradTypes() +
+           "\n";
+  }
+
+  /// The gradients a sharded backward returns: dq, dk, dv and, with sinks,
+  /// the sinks' gradient.
+  std::string gradNames() const {
+    return cs.sinks ? "%dq, %dk, %dv, %dsk" : "%dq, %dk, %dv";
+  }
+
+  /// " sinks(...)" for +sinks, else empty.
+  std::string sinksOperand() const {
+    return cs.sinks ? " sinks(%sk : " + sinksType + ")" : std::string();
   }
 
   /// cp.attention_grad of this rank's shards of %q, %k, %v, %o, %lse, %do;
@@ -243,8 +261,10 @@ private:
     std::string mask = maskType.empty() ? "" : " explicit_mask %m";
     std::string layout = c.zigzag ? " layout = zigzag" : "";
     std::string regions = modRegions();
-    return "  %dq, %dk, %dv = cp.attention_grad %q, %k, %v, %o, %lse, %do" +
-           mask + modOperands() + " on @cp grid_axes = [0]" + structured +
+    return "  " + gradNames() +
+           " = cp.attention_grad %q, %k, %v, %o, %lse, %do" + mask +
+           sinksOperand() + modOperands() + " on @cp grid_axes = [0]" +
+           structured +
            layout + " scheme = " + c.scheme +
            (regions.empty() ? "\n" : "\n" + regions) + "      : " + qType +
            ", " + kType + ", " + vType + ", " + oType + ", " + lseType + ", " +
@@ -260,13 +280,15 @@ private:
   }
 
   /// The gradients dq, dk, dv of this rank's shard, f32 or (with
-  /// --grad-dtype storage) in the storage type.
+  /// --grad-dtype storage) in the storage type, and (with sinks, on the
+  /// grid) the sinks' f32 gradient.
   std::string gradTypes() const {
     int64_t l = c.localLen();
     const char *t = c.gradInStorageType ? c.typeName() : "f32";
     return tensorType({c.batch, c.heads, l, c.headDim}, t) + ", " +
            tensorType({c.batch, c.kvHeads, l, c.headDim}, t) + ", " +
-           tensorType({c.batch, c.kvHeads, l, c.valueDim}, t);
+           tensorType({c.batch, c.kvHeads, l, c.valueDim}, t) +
+           (cs.sinks ? ", " + sinksType : std::string());
   }
 
   /// The forward of the block, then cp.local_attention_grad with the loss
@@ -340,7 +362,8 @@ private:
 
   const Config &c;
   const Case &cs;
-  std::string qType, kType, vType, oType, lseType, maskType, structured;
+  std::string qType, kType, vType, oType, lseType, maskType, sinksType,
+      structured;
 };
 
 } // namespace

@@ -33,7 +33,9 @@ namespace {
       "  MASK: none | causal | window:W, optionally +explicit-global,\n"
       "        +explicit-local or +bias-global (e.g. causal+explicit-global),\n"
       "        and regions: +document (mask_mod on segment ids),\n"
-      "        +causal-mod (causal as a mask_mod), +softcap:C, +alibi\n"
+      "        +causal-mod (causal as a mask_mod), +softcap:C, +alibi,\n"
+      "        +sinks (an [H] attention-sink operand; with +grad or +train\n"
+      "        its gradient is checked too)\n"
       "        and +lse to check the log-sum-exp too (--P 1: the IR is then\n"
       "        cp.local_attention itself); +grad checks the backward given\n"
       "        the reference output, +train the forward chained into it\n"
@@ -75,6 +77,8 @@ Case parseCase(const std::string &text) {
         usageError("softcap:C needs C > 0 in '" + text + "'");
     } else if (part == "alibi") {
       c.alibi = true;
+    } else if (part == "sinks") {
+      c.sinks = true;
     } else if (part == "lse") {
       c.lse = true;
     } else if (part == "grad") {
@@ -216,6 +220,10 @@ Config parseArgs(int argc, char **argv) {
       usageError("+stacked feeds each output to the next layer as queries: "
                  "it needs --D (" + std::to_string(c.headDim) +
                  ") equal to --Dv (" + std::to_string(c.valueDim) + ")");
+    if (cs.sinks && (cs.merge || (cs.grad && c.scheme.empty())))
+      usageError("+sinks is checked on cp.attention (and cp.attention_grad, "
+                 "which returns the sinks' gradient): it needs --scheme with "
+                 "+grad and does not take +merge");
     if ((cs.qOffset || cs.kvOffset || cs.merge) && !cs.lse && !cs.grad)
       usageError("+at:QO:KO and +merge need +lse (they are about "
                  "cp.local_attention)");

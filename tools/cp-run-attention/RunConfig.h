@@ -47,6 +47,10 @@ struct Case {
   bool causalModRegion = false;
   double softcap = 0;
   bool alibi = false;
+  /// Attention sinks: an [H] f32 operand whose logit joins each row's
+  /// softmax denominator (with +train or +grad, its gradient is checked
+  /// too).
+  bool sinks = false;
 
   /// Also run the backward and check dq, dk, dv against the reference
   /// gradient for a loss gradient dO (--P 1: cp.local_attention_grad).

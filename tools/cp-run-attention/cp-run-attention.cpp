@@ -115,6 +115,17 @@ void callEntry(void *entry, const std::vector<void *> &a) {
   case 10:
     return reinterpret_cast<void (*)(P, P, P, P, P, P, P, P, P, P)>(entry)(
         a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9]);
+  case 11:
+    return reinterpret_cast<void (*)(P, P, P, P, P, P, P, P, P, P, P)>(entry)(
+        a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10]);
+  case 12:
+    return reinterpret_cast<void (*)(P, P, P, P, P, P, P, P, P, P, P, P)>(
+        entry)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9],
+               a[10], a[11]);
+  case 13:
+    return reinterpret_cast<void (*)(P, P, P, P, P, P, P, P, P, P, P, P, P)>(
+        entry)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9],
+               a[10], a[11], a[12]);
   default:
     std::fprintf(stderr, "cp-run-attention: %zu arguments are not supported\n",
                  a.size());
@@ -204,6 +215,17 @@ Outcome runCase(const Config &c, const Case &cs, void *library, int rank) {
                       int64_t j) {
     return modifiedScore(cs, c.heads, score, h, i, j);
   };
+  // +sinks: one logit per head, from below to above a row's log-sum-exp
+  // (about log S), so that some heads' sinks dominate and some barely count.
+  std::vector<double> sinks;
+  std::vector<float> sinksF32;
+  if (cs.sinks)
+    for (int64_t h = 0; h < c.heads; ++h) {
+      sinksF32.push_back(
+          static_cast<float>(std::log(double(s)) * double(h % 4) / 2.0 - 1.0));
+      sinks.push_back(sinksF32.back());
+    }
+  const double *sinksIn = cs.sinks ? sinks.data() : nullptr;
   // +stacked: the second layer's queries are the first layer's output on
   // every row, rounded to the storage type as the program's are.
   HostTensor layerInput = q;
@@ -212,7 +234,7 @@ Outcome runCase(const Config &c, const Case &cs, void *library, int rank) {
     cp::reference::attention<double>(
         shape, q.values.data(), k.values.data(), v.values.data(),
         first.data(), 0, s, 1.0 / std::sqrt(double(c.headDim)), allowed,
-        biasOf, nullptr, scoreMod);
+        biasOf, nullptr, scoreMod, sinksIn);
     for (int64_t i = 0; i < layerInput.size(); ++i)
       store(layerInput, i, first[i], type);
   }
@@ -224,7 +246,8 @@ Outcome runCase(const Config &c, const Case &cs, void *library, int rank) {
         shape, layerInput.values.data(), k.values.data(), v.values.data(),
         rows.data(),
         begin, begin + count, 1.0 / std::sqrt(double(c.headDim)), allowed,
-        biasOf, cs.lse || cs.grad ? rowsLse.data() : nullptr, scoreMod);
+        biasOf, cs.lse || cs.grad ? rowsLse.data() : nullptr, scoreMod,
+        sinksIn);
     for (int64_t bh = 0; bh < c.batch * c.heads; ++bh)
       for (int64_t i = 0; i < count; ++i) {
         for (int64_t d = 0; d < c.valueDim; ++d)
@@ -263,8 +286,9 @@ Outcome runCase(const Config &c, const Case &cs, void *library, int rank) {
   // output and lse, unless +train chains the forward into it.
   bool sharded = cs.grad && !cs.train && !c.scheme.empty();
   HostTensor gradOut, outIn;
-  std::vector<double> expectedDq, expectedDk, expectedDv;
+  std::vector<double> expectedDq, expectedDk, expectedDv, expectedDsinks;
   HostTensor dqOut, dkOut, dvOut;
+  std::vector<float> dsinksOut(cs.sinks ? c.heads : 0, 0.0f);
   ElementType gradType = c.gradInStorageType ? type : ElementType::f32;
   if (cs.grad) {
     gradOut = makeTensor({c.batch, c.heads, s, c.valueDim}, type);
@@ -273,13 +297,16 @@ Outcome runCase(const Config &c, const Case &cs, void *library, int rank) {
     expectedDq.resize(q.size());
     expectedDk.resize(k.size());
     expectedDv.resize(v.size());
+    if (cs.sinks)
+      expectedDsinks.resize(c.heads);
     auto scoreModSlope = [&](double score, int64_t, int64_t, int64_t,
                              int64_t) { return modifiedScoreSlope(cs, score); };
     cp::reference::attentionGrad<double>(
         shape, q.values.data(), k.values.data(), v.values.data(),
         gradOut.values.data(), expectedDq.data(), expectedDk.data(),
         expectedDv.data(), 1.0 / std::sqrt(double(c.headDim)), allowed, biasOf,
-        scoreMod, scoreModSlope);
+        scoreMod, scoreModSlope, sinksIn,
+        cs.sinks ? expectedDsinks.data() : nullptr);
     expectedDq = rowsOf(expectedDq, q.shape, blocks);
     expectedDk = rowsOf(expectedDk, k.shape, blocks);
     expectedDv = rowsOf(expectedDv, v.shape, blocks);
@@ -304,6 +331,9 @@ Outcome runCase(const Config &c, const Case &cs, void *library, int rank) {
   // The segment ids (global, the same on every rank) for document masks.
   int64_t segmentShape[1] = {s};
   auto dseg = denseDescriptor<1>(segments.data(), segmentShape);
+  int64_t headShape[1] = {c.heads};
+  auto dsinks = denseDescriptor<1>(sinksF32.data(), headShape);
+  auto ddsinks = denseDescriptor<1>(dsinksOut.data(), headShape);
   auto dm4 = mask.shape.size() == 4 ? describe<4>(mask) : Descriptor<4>{};
   auto dm2 = mask.shape.size() == 2 ? describe<2>(mask) : Descriptor<2>{};
   void *dmask = mask.shape.size() == 4 ? static_cast<void *>(&dm4)
@@ -342,6 +372,11 @@ Outcome runCase(const Config &c, const Case &cs, void *library, int rank) {
     }
     if (cs.document)
       device->mirror(dseg, segments.size() * sizeof(int32_t));
+    if (cs.sinks) {
+      device->mirror(dsinks, sinksF32.size() * sizeof(float));
+      if (cs.grad)
+        device->mirror(ddsinks, dsinksOut.size() * sizeof(float));
+    }
     if (cs.lse || sharded)
       device->mirror(dlse, lse.size() * sizeof(float));
     if (cs.grad) {
@@ -360,6 +395,8 @@ Outcome runCase(const Config &c, const Case &cs, void *library, int rank) {
     args.push_back(dmask);
   if (cs.document)
     args.push_back(&dseg);
+  if (cs.sinks)
+    args.push_back(&dsinks);
   if (sharded) {
     args.push_back(&doutIn);
     args.push_back(&dlse);
@@ -373,6 +410,8 @@ Outcome runCase(const Config &c, const Case &cs, void *library, int rank) {
   if (cs.grad)
     for (Descriptor<4> *d : {&ddq, &ddk, &ddv})
       args.push_back(d);
+  if (cs.grad && cs.sinks)
+    args.push_back(&ddsinks);
   auto call = [&] { callEntry(entry, args); };
 
   for (int w = 0; w < c.warmup; ++w)
@@ -408,6 +447,12 @@ Outcome runCase(const Config &c, const Case &cs, void *library, int rank) {
         std::max({maxAbsError(dqOut, gradType, expectedDq),
                   maxAbsError(dkOut, gradType, expectedDk),
                   maxAbsError(dvOut, gradType, expectedDv)});
+  // The sinks' gradient: every rank returns the whole group's sum.
+  for (size_t h = 0; h < expectedDsinks.size(); ++h) {
+    double err = std::fabs(dsinksOut[h] - expectedDsinks[h]);
+    if (!(err <= result.maxGradError))
+      result.maxGradError = std::isnan(err) ? INFINITY : err;
+  }
   result.seconds = elapsed;
   return result;
 }

@@ -65,12 +65,14 @@ T rowScores(const Shape &s, const T *qRow, const T *kHead, int64_t b,
 /// `bias(b, h, i, j)` is added. A row that sees no key is 0. Scores are
 /// kept for the whole row (L x S work and storage). When `lse` is given, it
 /// receives each row's log(sum_j exp(score_j)) ([B, H, rows]), -inf for a
-/// row that sees no key.
+/// row that sees no key. With `sinks` ([H]), exp(sinks[h]) joins every
+/// row's sum (and its lse) once, with no value row.
 template <typename T, typename Allowed, typename Bias,
           typename ScoreMod = KeepScore>
 void attention(const Shape &s, const T *q, const T *k, const T *v, T *out,
                int64_t rowBegin, int64_t rowEnd, T scale, Allowed allowed,
-               Bias bias, T *lse = nullptr, ScoreMod scoreMod = ScoreMod()) {
+               Bias bias, T *lse = nullptr, ScoreMod scoreMod = ScoreMod(),
+               const T *sinks = nullptr) {
   std::vector<T> scores(s.keys);
   std::vector<char> visible(s.keys);
   int64_t group = s.heads / s.kvHeads;
@@ -86,9 +88,11 @@ void attention(const Shape &s, const T *q, const T *k, const T *v, T *out,
                       s.valueDim;
         T max = rowScores(s, qRow, kHead, b, h, i, scale, allowed, bias,
                           scoreMod, scores, visible);
+        if (sinks && sinks[h] > max)
+          max = sinks[h];
         for (int64_t d = 0; d < s.valueDim; ++d)
           oRow[d] = 0;
-        T sum = 0;
+        T sum = sinks ? std::exp(sinks[h] - max) : T(0);
         for (int64_t j = 0; j < s.keys; ++j) {
           if (!visible[j])
             continue;

@@ -41,13 +41,18 @@ struct KeepScoreGrad {
 /// the loss sum(dout o out), where out is
 /// attention(s, q, k, v, ..., allowed, bias, scoreMod) over all Sq rows
 /// and dout is [B, H, Sq, Dv]. `scoreModGrad(score, b, h, i, j)` is the
-/// derivative of `scoreMod` at `score`. The outputs are overwritten.
+/// derivative of `scoreMod` at `score`. With `sinks` ([H]) the softmax has
+/// one more column per row, the sink's logit, whose value row is 0; its
+/// gradient goes to `dsinks` ([H]) when given. The outputs are overwritten.
 template <typename T, typename Allowed, typename Bias,
           typename ScoreMod = KeepScore, typename ScoreModGrad = KeepScoreGrad>
 void attentionGrad(const Shape &s, const T *q, const T *k, const T *v,
                    const T *dout, T *dq, T *dk, T *dv, T scale,
                    Allowed allowed, Bias bias, ScoreMod scoreMod = ScoreMod(),
-                   ScoreModGrad scoreModGrad = ScoreModGrad()) {
+                   ScoreModGrad scoreModGrad = ScoreModGrad(),
+                   const T *sinks = nullptr, T *dsinks = nullptr) {
+  if (dsinks)
+    std::fill(dsinks, dsinks + s.heads, T(0));
   std::fill(dq, dq + s.batch * s.heads * s.queries * s.headDim, T(0));
   std::fill(dk, dk + s.batch * s.kvHeads * s.keys * s.headDim, T(0));
   std::fill(dv, dv + s.batch * s.kvHeads * s.keys * s.valueDim, T(0));
@@ -66,7 +71,10 @@ void attentionGrad(const Shape &s, const T *q, const T *k, const T *v,
         // Scores and the softmax, as in the forward.
         T max = rowScores(s, qRow, k + kvBase * s.headDim, b, h, i, scale,
                           allowed, bias, scoreMod, probs, visible, &raw);
-        T sum = 0;
+        if (sinks && sinks[h] > max)
+          max = sinks[h];
+        T sinkProb = sinks ? std::exp(sinks[h] - max) : T(0);
+        T sum = sinkProb;
         for (int64_t j = 0; j < s.keys; ++j)
           if (visible[j]) {
             probs[j] = std::exp(probs[j] - max);
@@ -86,6 +94,9 @@ void attentionGrad(const Shape &s, const T *q, const T *k, const T *v,
           dprobs[j] = dp;
           weighted += probs[j] * dp;
         }
+        // The sink's column: its dP is 0 (no value row).
+        if (dsinks)
+          dsinks[h] -= sinkProb / sum * weighted;
         for (int64_t j = 0; j < s.keys; ++j) {
           if (!visible[j])
             continue;

@@ -30,11 +30,24 @@ ForwardShape mlir::cp::detail::forwardShapeOf(OpBuilder &b, Location loc,
                                     b.getF32FloatAttr(scale))};
 }
 
-RowEnd mlir::cp::detail::rowEnd(OpBuilder &b, Location loc, Value m, Value l) {
+RowEnd mlir::cp::detail::rowEnd(OpBuilder &b, Location loc, Value m, Value l,
+                                Value sink) {
   auto f32 = [&](double v) -> Value {
     return arith::ConstantOp::create(b, loc, b.getF32Type(),
                                      b.getF32FloatAttr(v));
   };
+  if (sink) {
+    // m = -inf (no key seen) gives exp(m - m') = 0: output 0, lse = sink.
+    Value top = arith::MaximumFOp::create(b, loc, m, sink);
+    Value rescale =
+        math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, m, top));
+    Value sum = arith::AddFOp::create(
+        b, loc, arith::MulFOp::create(b, loc, l, rescale),
+        math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, sink, top)));
+    return {arith::DivFOp::create(b, loc, rescale, sum),
+            arith::AddFOp::create(b, loc, top,
+                                  math::LogOp::create(b, loc, sum))};
+  }
   Value seen =
       arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, l, f32(0.0));
   Value one = f32(1.0);

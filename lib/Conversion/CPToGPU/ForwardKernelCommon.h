@@ -31,11 +31,14 @@ ForwardShape forwardShapeOf(OpBuilder &b, Location loc,
 
 /// The end of a row whose online softmax ended at max `m` and sum `l`:
 /// the factor of its output (1 / l, 0 when it saw no key) and its lse
-/// (m + log l, -inf when it saw no key).
+/// (m + log l, -inf when it saw no key). With the row's `sink` logit, the
+/// sink joins the sum once first: m' = max(m, sink), l' = l exp(m - m') +
+/// exp(sink - m'), the factor exp(m - m') / l' and the lse m' + log l'.
 struct RowEnd {
   Value inverseSum, lse;
 };
-RowEnd rowEnd(OpBuilder &b, Location loc, Value m, Value l);
+RowEnd rowEnd(OpBuilder &b, Location loc, Value m, Value l,
+              Value sink = Value());
 
 } // namespace mlir::cp::detail
 

@@ -290,7 +290,10 @@ void GpuAttentionLowering::emitKernelBody(gpu::LaunchOp launch,
              return SmallVector<Value>(ifOp.getResults());
            });
 
-  RowEnd end = rowEnd(b, loc, state[0], state[1]);
+  Value sink;
+  if (Value sinks = op.getSinks())
+    sink = memref::LoadOp::create(b, loc, sinks, ValueRange{head});
+  RowEnd end = rowEnd(b, loc, state[0], state[1], sink);
   Type outElt = op.getOutput().getType().getElementType();
   scf::IfOp::create(b, loc, rowValid, [&](OpBuilder &, Location) {
     Value outRow = add(q0, row);

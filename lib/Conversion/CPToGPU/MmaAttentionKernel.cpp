@@ -253,9 +253,12 @@ void MmaAttentionLowering::emitKernelBody(gpu::LaunchOp launch) {
   Type outElt = op.getOutput().getType().getElementType();
   Value firstOfQuad = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                             mma::indexInGroup(lane).v, idx(0));
+  Value sink;
+  if (Value sinks = op.getSinks())
+    sink = memref::LoadOp::create(b, loc, sinks, ValueRange{head});
   for (int half = 0; half < 2; ++half) {
     RowEnd end = rowEnd(b, loc, state[half],
-                        quadReduce(state[2 + half], /*isMax=*/false));
+                        quadReduce(state[2 + half], /*isMax=*/false), sink);
     Value outRow = add(q0, rows[half]);
     scf::IfOp::create(b, loc, rowValid[half], [&](OpBuilder &, Location) {
       for (int64_t n = 0; n < outTiles; ++n)

@@ -258,10 +258,17 @@ void AttentionLowering::emitQueryTile(Value batch, Value head, Value kvHead,
     packQueryPairs(batch, head, q0, validQ, s);
   else
     packQueries(batch, head, q0, validQ, s);
-  Value negInfLanes = splat(negInf), zero = vecConst(0.0);
+  // Each row starts from its sink when there is one: max = sinks[head] and
+  // sum = exp(sinks[head] - max) = 1, so the denominator counts it once and
+  // no value row goes with it. Otherwise max = -inf, sum = 0.
+  Value firstMax = splat(negInf), zero = vecConst(0.0), firstSum = zero;
+  if (Value sinks = op.getSinks()) {
+    firstMax = splat(memref::LoadOp::create(b, loc, sinks, ValueRange{head}));
+    firstSum = vecConst(1.0);
+  }
   loop(idx(0), idx(t.tileQ), t.vectorWidth, [&](Value i) {
-    storeLanes(negInfLanes, s.rowMax, {i});
-    storeLanes(zero, s.rowSum, {i});
+    storeLanes(firstMax, s.rowMax, {i});
+    storeLanes(firstSum, s.rowSum, {i});
   });
   loop(idx(0), idx(t.tileQ), 1, [&](Value i) {
     loop(idx(0), valueLanes, t.vectorWidth, [&](Value dv) {

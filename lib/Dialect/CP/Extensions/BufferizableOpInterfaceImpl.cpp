@@ -160,8 +160,8 @@ struct LocalAttentionModel
     auto buffered = BufferLocalAttentionOp::create(
         rewriter, loc, in.getQuery(), in.getKey(), in.getValue(),
         in.getQOffset(), in.getKvOffset(), in.getHeadOffset(),
-        in.getExplicitMask(), in.getModOperands(), *output, lse,
-        attention.getMaskAttr(), attention.getScaleAttr(),
+        in.getExplicitMask(), in.getSinks(), in.getModOperands(), *output,
+        lse, attention.getMaskAttr(), attention.getScaleAttr(),
         /*mask_mod=*/FlatSymbolRefAttr(), /*score_mod=*/FlatSymbolRefAttr());
     outlineModRegionsOnto(rewriter, attention, buffered, in.getModOperands());
     SmallVector<Value> results{*output};

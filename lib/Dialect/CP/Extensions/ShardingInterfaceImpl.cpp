@@ -84,9 +84,13 @@ template <> struct ShardedForm<LocalAttentionOp> {
                            ValueRange modOperands, FlatSymbolRefAttr grid,
                            DenseI16ArrayAttr gridAxes) {
     MLIRContext *ctx = op->getContext();
+    // Sinks are per head, never split along the sequence.
+    Value sinks = op.getSinks()
+                      ? sharded[op.getSinksMutable()[0].getOperandNumber()]
+                      : Value();
     return AttentionOp::create(
         b, op->getLoc(), resultTypes, sharded[0], sharded[1], sharded[2],
-        /*explicit_mask=*/Value(), modOperands, grid, gridAxes,
+        /*explicit_mask=*/Value(), sinks, modOperands, grid, gridAxes,
         op.getMaskAttr(),
         SequenceLayoutAttr::get(ctx, SequenceLayout::contiguous),
         QueryPlacementAttr::get(ctx, QueryPlacement::sharded),
@@ -107,7 +111,7 @@ template <> struct ShardedForm<LocalAttentionGradOp> {
     return AttentionGradOp::create(
         b, op->getLoc(), resultTypes, sharded[0], sharded[1], sharded[2],
         sharded[3], sharded[4], sharded[5], /*explicit_mask=*/Value(),
-        modOperands, grid, gridAxes, op.getMaskAttr(),
+        /*sinks=*/Value(), modOperands, grid, gridAxes, op.getMaskAttr(),
         SequenceLayoutAttr::get(ctx, SequenceLayout::contiguous),
         /*scheme=*/SchemeAttr(), op.getScaleAttr());
   }

@@ -123,6 +123,11 @@ static LogicalResult verifyAgreesWithForward(AttentionGradOp grad) {
              << "; the backward recomputes the forward's probabilities from "
                 "its lse, so it must state the forward's mask, scale, grid, "
                 "layout and regions";
+  if (forward.getSinks() != grad.getSinks())
+    return grad.emitOpError("differentiates a cp.attention ")
+           << (forward.getSinks() ? "with" : "without") << " sinks, but "
+           << (grad.getSinks() ? "has other" : "has no")
+           << " sinks; pass the forward's own (its lse counts them)";
   bool sameModOperands =
       llvm::equal(forward.getModOperands(), grad.getModOperands());
   if (forward.getExplicitMask() != grad.getExplicitMask() || !sameModOperands)
@@ -138,8 +143,17 @@ LogicalResult AttentionGradOp::verify() {
   if (failed(cp::detail::verifyShardedAttention(
           *this, getQuery().getType(), getKey().getType(), getValue().getType(),
           getOutput().getType(), getLayout(), QueryPlacement::sharded,
-          getMaskMod(), getScoreMod(), getModOperands(), getExplicitMask())))
+          getMaskMod(), getScoreMod(), getModOperands(), getExplicitMask(),
+          getSinks())))
     return failure();
+  if (static_cast<bool>(getSinks()) != static_cast<bool>(getGradSinks()))
+    return emitOpError(getSinks() ? "has sinks but no grad_sinks result; "
+                                    "add a result of the sinks' type"
+                                  : "has a grad_sinks result but no sinks; "
+                                    "pass the forward's sinks");
+  if (getSinks() && getSinks().getType() != getGradSinks().getType())
+    return emitOpError("expects grad_sinks to have the sinks' type ")
+           << getSinks().getType() << ", got " << getGradSinks().getType();
   if (!getScoreMod().empty() &&
       failed(verifyDifferentiableScoreMod(*this, getScoreMod().front())))
     return failure();

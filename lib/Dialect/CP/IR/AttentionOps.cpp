@@ -177,7 +177,8 @@ static LogicalResult verifyLseShape(Operation *op, ShapedType q,
 LogicalResult mlir::cp::detail::verifyShardedAttention(
     Operation *op, ShapedType q, ShapedType k, ShapedType v, ShapedType out,
     SequenceLayout layout, QueryPlacement queries, Region &maskMod,
-    Region &scoreMod, ValueRange modOperands, Value explicitMask) {
+    Region &scoreMod, ValueRange modOperands, Value explicitMask,
+    Value sinks) {
   bool replicated = queries == QueryPlacement::replicated;
   if (failed(verifyAttentionOperands(op, q, k, v, out,
                                      /*sameLength=*/!replicated)))
@@ -198,10 +199,25 @@ LogicalResult mlir::cp::detail::verifyShardedAttention(
            << len << "; pad the sequence to a multiple of 2 * P";
   if (failed(verifyModRegions(op, maskMod, scoreMod, modOperands)))
     return failure();
+  if (failed(verifySinks(op, q, sinks)))
+    return failure();
   if (explicitMask)
     return verifyExplicitMaskLayout(
         op, cast<ShapedType>(explicitMask.getType()), q);
   return success();
+}
+
+LogicalResult mlir::cp::detail::verifySinks(Operation *op, ShapedType q,
+                                            Value sinks) {
+  if (!sinks)
+    return success();
+  auto type = cast<ShapedType>(sinks.getType());
+  int64_t heads = q.getDimSize(kHeads);
+  if (type.getRank() == 1 && !knownDifferent(type.getDimSize(0), heads))
+    return success();
+  return op->emitOpError("expects sinks to have shape [H] = [")
+         << sizeStr(heads) << "] (one f32 logit per query head), got "
+         << sinks.getType();
 }
 
 LogicalResult mlir::cp::detail::verifyShardedAttentionSymbols(
@@ -251,7 +267,7 @@ LogicalResult AttentionOp::verify() {
   if (failed(detail::verifyShardedAttention(
           *this, getQuery().getType(), getKey().getType(), getValue().getType(),
           getResult().getType(), getLayout(), getQueries(), getMaskMod(),
-          getScoreMod(), getModOperands(), getExplicitMask())))
+          getScoreMod(), getModOperands(), getExplicitMask(), getSinks())))
     return failure();
   return getLse() ? verifyLseShape(*this, getQuery().getType(),
                                    getLse().getType(),
@@ -276,7 +292,7 @@ AttentionOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 LogicalResult mlir::cp::detail::verifyLocalAttention(Operation *op, ShapedType q,
                                           ShapedType k, ShapedType v,
                                           ShapedType out, Value maskValue,
-                                          Value lseValue) {
+                                          Value lseValue, Value sinks) {
   if (failed(verifyAttentionOperands(op, q, k, v, out, /*sameLength=*/false)))
     return failure();
   if (maskValue) {
@@ -292,6 +308,8 @@ LogicalResult mlir::cp::detail::verifyLocalAttention(Operation *op, ShapedType q
              << sizeStr(maskQueryExtent(mask)) << ", "
              << sizeStr(maskKeyExtent(mask)) << "]";
   }
+  if (failed(verifySinks(op, q, sinks)))
+    return failure();
   if (lseValue)
     return verifyLseShape(op, q, cast<ShapedType>(lseValue.getType()), "Lq");
   return success();
@@ -303,7 +321,7 @@ LogicalResult LocalAttentionOp::verify() {
     return failure();
   return verifyLocalAttention(*this, getQuery().getType(), getKey().getType(),
                               getValue().getType(), getOutput().getType(),
-                              getExplicitMask(), getLse());
+                              getExplicitMask(), getLse(), getSinks());
 }
 
 namespace {
@@ -415,7 +433,7 @@ LogicalResult BufferLocalAttentionOp::verify() {
                        "function to read them");
   return verifyLocalAttention(*this, getQuery().getType(), getKey().getType(),
                               getValue().getType(), getOutput().getType(),
-                              getExplicitMask(), getLse());
+                              getExplicitMask(), getLse(), getSinks());
 }
 
 func::FuncOp BufferLocalAttentionOp::getMaskModFunction() {

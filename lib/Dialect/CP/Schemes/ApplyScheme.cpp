@@ -147,6 +147,11 @@ FailureOr<SchemeAttr> ApplySchemePass::rewrite(AttentionOp op) {
   const SchemeDefinition *definition = definitionOf(op, scheme);
   if (!definition)
     return failure();
+  if (op.getSinks() && !definition->supportsSinks())
+    return op.emitOpError("has sinks, which ")
+           << definition->describe()
+           << " does not take (its definition does not say supportsSinks); "
+              "use a built-in scheme";
   SchemeBuilder builder(op, shape);
   builder.scheme = scheme;
   builder.unrollRing = unrollRing;

@@ -52,6 +52,7 @@ public:
   }
   LogicalResult rewrite(SchemeBuilder &builder) const override;
   bool hasBackward() const override { return true; }
+  bool supportsSinks() const override { return true; }
   LogicalResult rewriteGrad(GradSchemeBuilder &builder) const override;
   void estimate(MLIRContext *context, const AttentionProblem &problem,
                 const MachineModel &machine,

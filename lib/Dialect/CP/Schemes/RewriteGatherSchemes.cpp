@@ -35,6 +35,8 @@ SchemeBuilder::Result SchemeBuilder::rewriteUlyssesReplicated(const Group &cp) {
   Value m = mask && maskHasHeads(mask)
                 ? slice(mask, kHeadsDim, firstHead, localHeads)
                 : mask;
+  if (sinks)
+    sinks = slice(sinks, 0, firstHead, localHeads);
   if (hasModRegions())
     headOffset = firstHead;
   Result local = localAttention(q, k, v, index(0), index(0), m);
@@ -63,6 +65,8 @@ SchemeBuilder::Result SchemeBuilder::rewriteUlysses(const Group &inner,
   }
   int64_t localHeads = shape.heads / inner.size;
   Value m = ulyssesMask(inner, mask, qOffset, blockLen);
+  if (sinks)
+    sinks = slice(sinks, 0, mul(inner.index, localHeads), localHeads);
   if (hasModRegions())
     headOffset = mul(inner.index, localHeads);
   Result local = localAttention(q, k, v, qOffset, index(0), m);

@@ -15,6 +15,8 @@
 
 #include "cp/Dialect/CP/Analysis/SchemeTraffic.h"
 #include "cp/Dialect/CP/Schemes/SchemeBuilder.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
@@ -45,6 +47,66 @@ void GradSchemeBuilder::finish(const Group &g, Grads grads,
       converted = relayout(g, converted, kSeqDim, computedIn, op.getLayout());
     result.replaceAllUsesWith(converted);
   }
+  if (op.getSinks())
+    op.getGradSinks().replaceAllUsesWith(sinksGradient(g));
+}
+
+Value GradSchemeBuilder::sinksGradient(const Group &g) {
+  MLIRContext *ctx = b.getContext();
+  Type f32 = b.getF32Type();
+  int64_t heads = dimOf(op.getSinks(), 0);
+  auto headsType = RankedTensorType::get({heads}, f32);
+  auto toF32 = [&](OpBuilder &nb, Location nloc, Value x) -> Value {
+    return x.getType() == f32 ? x : arith::ExtFOp::create(nb, nloc, f32, x);
+  };
+  // Over (b, h, i, d): partial[h] -= exp(sinks[h] - lse[b, h, i]) *
+  // dO[b, h, i, d] * O[b, h, i, d].
+  AffineExpr db, dh, di, dd;
+  bindDims(ctx, db, dh, di, dd);
+  auto map = [&](ArrayRef<AffineExpr> results) {
+    return AffineMap::get(4, 0, results, ctx);
+  };
+  SmallVector<AffineMap> maps{map({db, dh, di, dd}), map({db, dh, di, dd}),
+                              map({db, dh, di}), map({dh}), map({dh})};
+  SmallVector<utils::IteratorType> iterators{
+      utils::IteratorType::reduction, utils::IteratorType::parallel,
+      utils::IteratorType::reduction, utils::IteratorType::reduction};
+  Value partial =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{headsType},
+          ValueRange{op.getGradOutput(), op.getOutput(), op.getLse(),
+                     op.getSinks()},
+          ValueRange{zeros(headsType)}, maps, iterators,
+          [&](OpBuilder &nb, Location nloc, ValueRange args) {
+            Value product = arith::MulFOp::create(
+                nb, nloc, toF32(nb, nloc, args[0]), toF32(nb, nloc, args[1]));
+            Value sinkProbability = math::ExpOp::create(
+                nb, nloc, arith::SubFOp::create(nb, nloc, args[3], args[2]));
+            Value term =
+                arith::MulFOp::create(nb, nloc, sinkProbability, product);
+            Value next = arith::SubFOp::create(nb, nloc, args[4], term);
+            linalg::YieldOp::create(nb, nloc, next);
+          })
+          .getResult(0);
+  // Summed over the group: each rank's [1, H] gathered into [P, H].
+  Value row = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get({1, heads}, f32), partial,
+      SmallVector<ReassociationIndices>{{0, 1}});
+  Value gathered = allGather(g, row, 0);
+  AffineExpr dp, dk;
+  bindDims(ctx, dp, dk);
+  SmallVector<AffineMap> sumMaps{AffineMap::get(2, 0, {dp, dk}, ctx),
+                                 AffineMap::get(2, 0, {dk}, ctx)};
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{headsType}, ValueRange{gathered},
+             ValueRange{zeros(headsType)}, sumMaps,
+             SmallVector<utils::IteratorType>{utils::IteratorType::reduction,
+                                              utils::IteratorType::parallel},
+             [&](OpBuilder &nb, Location nloc, ValueRange args) {
+               Value sum = arith::AddFOp::create(nb, nloc, args[1], args[0]);
+               linalg::YieldOp::create(nb, nloc, sum);
+             })
+      .getResult(0);
 }
 
 int64_t GradSchemeBuilder::trafficOf(bool kvReused) {

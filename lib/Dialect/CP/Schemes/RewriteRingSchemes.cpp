@@ -29,7 +29,8 @@ using namespace mlir::cp;
 /// output. Whether a structured mask hides a block depends on the block's
 /// position against rows 0..Lq-1, which the local attention applies at
 /// the block's global offset; every step is run (a fully hidden block
-/// gives lse -inf, which the merge ignores).
+/// gives lse -inf, which the merge ignores). Step 0's partial counts the
+/// sinks.
 SchemeBuilder::Result SchemeBuilder::rewriteRingReplicated(const Group &cp) {
   RingSteps ring(*this, cp, MaskAttr::get(b.getContext(), MaskKind::none),
                  /*zigzag=*/false, unrollRing);
@@ -41,8 +42,9 @@ SchemeBuilder::Result SchemeBuilder::rewriteRingReplicated(const Group &cp) {
     Value kStart = mul(source, shape.localLen);
     Value m = mask ? slice(mask, maskRowDim(mask) + 1, kStart, shape.localLen)
                    : Value();
-    Partial part = partialAttention(query, k, v, index(0), kStart, m);
     Partial acc{in[2], in[3]};
+    Partial part = partialAttention(query, k, v, index(0), kStart, m,
+                                    /*withSinks=*/!acc.out);
     acc = acc.out ? merge(acc, part) : part;
     return SmallVector<Value>{nextK, nextV, acc.out, acc.lse};
   });
@@ -69,20 +71,22 @@ SchemeBuilder::Result SchemeBuilder::rewriteRing(const Group &cp, bool zigzag) {
     Value nextK = last ? k : shift(cp, k), nextV = last ? v : shift(cp, v);
     ring.forEachPair(source, step, [&](int64_t qc, int64_t kc, Value qStart,
                                        Value kStart, Value visible) {
-      auto attend = [&] {
+      auto attend = [&](bool withSinks) {
         return partialAttention(ring.chunk(query, qc), ring.chunk(k, kc),
                                 ring.chunk(v, kc), qStart, kStart,
-                                ring.maskBlock(mask, qc, qStart, kStart));
+                                ring.maskBlock(mask, qc, qStart, kStart),
+                                withSinks);
       };
+      // A chunk's first partial (step 0's diagonal pair) counts the sinks.
       Partial &acc = running[qc];
       if (!acc.out) {
-        acc = attend();
+        acc = attend(/*withSinks=*/true);
         return;
       }
       SmallVector<Value> part = ring.guarded(
           visible, TypeRange{acc.out.getType(), acc.lse.getType()},
           [&]() -> SmallVector<Value> {
-            Partial computed = attend();
+            Partial computed = attend(/*withSinks=*/false);
             return {computed.out, computed.lse};
           },
           [&]() -> SmallVector<Value> {

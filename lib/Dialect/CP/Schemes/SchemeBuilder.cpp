@@ -136,7 +136,7 @@ SchemeBuilder::Result SchemeBuilder::localAttention(Value q, Value k, Value v,
                                     b.getF32Type());
   auto out = LocalAttentionOp::create(
       b, loc, outType, lseType, q, k, v, qOffset, kvOffset, headOffset, mask,
-      op.getModOperands(), op.getMaskAttr(), op.getScaleAttr());
+      sinks, op.getModOperands(), op.getMaskAttr(), op.getScaleAttr());
   mark(out);
   return {out.getOutput(), out.getLse()};
 }
@@ -154,7 +154,8 @@ void CollectiveBuilder::markLocal(Operation *local, Operation *sharded,
 SchemeBuilder::Partial SchemeBuilder::partialAttention(Value q, Value k,
                                                        Value v, Value qOffset,
                                                        Value kvOffset,
-                                                       Value mask) {
+                                                       Value mask,
+                                                       bool withSinks) {
   auto qType = cast<RankedTensorType>(q.getType());
   auto outType = RankedTensorType::get(
       {shape.batch, shape.heads, qType.getDimSize(kSeqDim), shape.valueDim},
@@ -163,7 +164,8 @@ SchemeBuilder::Partial SchemeBuilder::partialAttention(Value q, Value k,
       {shape.batch, shape.heads, qType.getDimSize(kSeqDim)}, b.getF32Type());
   auto attention = LocalAttentionOp::create(
       b, loc, outType, lseType, q, k, v, qOffset, kvOffset, headOffset, mask,
-      op.getModOperands(), op.getMaskAttr(), op.getScaleAttr());
+      withSinks ? sinks : Value(), op.getModOperands(), op.getMaskAttr(),
+      op.getScaleAttr());
   mark(attention);
   return {attention.getOutput(), attention.getLse()};
 }

@@ -22,7 +22,7 @@ def CP_BufferLocalAttentionOp : CP_Op<"buffer.local_attention",
   let summary = "cp.local_attention on buffers";
   let description = [{
     The bufferized form of `cp.local_attention`: reads `query`, `key`,
-    `value` (and `explicit_mask` and `mod_operands`) and writes the
+    `value` (and `explicit_mask`, `sinks` and `mod_operands`) and writes the
     attention output into `output` and, when present, the per-row
     log-sum-exp into `lse`. Shapes, offsets, masks and numerics are those of
     `cp.local_attention`. Operands may have any strided layout.
@@ -53,6 +53,7 @@ def CP_BufferLocalAttentionOp : CP_Op<"buffer.local_attention",
     Index:$kv_offset,
     Optional<Index>:$head_offset,
     Arg<Optional<CP_MaskMemRef>, "", [MemRead]>:$explicit_mask,
+    Arg<Optional<StridedMemRefOf<[F32]>>, "", [MemRead]>:$sinks,
     Arg<Variadic<AnyType>, "", [MemRead]>:$mod_operands,
     Arg<CP_FloatMemRef, "", [MemWrite]>:$output,
     Arg<Optional<StridedMemRefOf<[F32]>>, "", [MemWrite]>:$lse,
@@ -65,6 +66,7 @@ def CP_BufferLocalAttentionOp : CP_Op<"buffer.local_attention",
     $query `,` $key `,` $value `offsets` `(` $q_offset `,` $kv_offset `)`
     (`head_offset` `(` $head_offset^ `)`)?
     (`explicit_mask` $explicit_mask^)?
+    (`sinks` `(` $sinks^ `:` type($sinks) `)`)?
     (`mod_operands` `(` $mod_operands^ `:` type($mod_operands) `)`)?
     `into` $output (`,` $lse^)?
     (`mask` `=` custom<MaskKeyword>($mask)^)?

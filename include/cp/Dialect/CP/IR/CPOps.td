@@ -98,10 +98,19 @@ def CP_AttentionOp : CP_GroupOp<"attention",
     schemes can move and copy regions freely. The schemes supply the
     global indices: nobody builds a mask for the global key length by hand.
 
+    `sinks` `[H]` (f32) are attention sinks (gpt-oss, StreamingLLM): one
+    learned logit per query head that joins every row's softmax
+    denominator exactly once and has no value row. Row i of head h divides
+    by `sum_j exp(s_ij - m_i) + exp(sinks[h] - m_i)`, where `m_i` is the
+    larger of the row's maximum score and the sink; a row that sees no key
+    yields 0. Schemes that split heads slice the sinks with them; those that
+    merge partial results count the sink in exactly one of them.
+
     The optional second result `lse` `[B, H, L]` (f32) is each local query
-    row's log-sum-exp over every key of the global sequence (`-inf` for a
-    row that sees no key): what `cp.attention_grad` needs, so that the
-    backward does not recompute the forward. Every scheme returns it in the
+    row's log-sum-exp over every key of the global sequence, and over the
+    sink when there is one (`-inf` for a row that sees no key and has no
+    sink): what `cp.attention_grad` needs, so that the backward does not
+    recompute the forward. Every scheme returns it in the
     op's layout; those that move the output (ulysses, hybrid, head_tail)
     move the lse with it, and `cp.bytes_per_rank` counts it.
 
@@ -143,6 +152,7 @@ def CP_AttentionOp : CP_GroupOp<"attention",
     CP_FloatTensor:$key,
     CP_FloatTensor:$value,
     Optional<CP_MaskTensor>:$explicit_mask,
+    Optional<RankedTensorOf<[F32]>>:$sinks,
     Variadic<AnyType>:$mod_operands), groupArgs, (ins
     DefaultValuedAttr<CP_MaskAttr, "::mlir::cp::MaskKind::none">:$mask,
     DefaultValuedAttr<CP_SequenceLayout,
@@ -159,6 +169,7 @@ def CP_AttentionOp : CP_GroupOp<"attention",
   let regions = (region AnyRegion:$mask_mod, AnyRegion:$score_mod);
   let assemblyFormat = [{
     $query `,` $key `,` $value (`explicit_mask` $explicit_mask^)?
+    (`sinks` `(` $sinks^ `:` type($sinks) `)`)?
     (`mod_operands` `(` $mod_operands^ `:` type($mod_operands) `)`)?
     `on` $grid `grid_axes` `=` $grid_axes
     (`mask` `=` custom<MaskKeyword>($mask)^)?
@@ -193,7 +204,12 @@ def CP_AttentionGradOp : CP_GroupOp<"attention_grad",
     scheme's). When `lse` is the result of a `cp.attention` in the IR, the
     verifier holds the two to it: that forward's mask, scale, grid, layout,
     regions, explicit mask and mod operands must be these, and `output`
-    must be the same op's (the scheme may differ). A `score_mod` must be
+    must be the same op's (the scheme may differ). With the forward's
+    `sinks`, the op also returns `grad_sinks` `[H]`: the loss gradient of
+    each sink, `-sum over rows of exp(sinks[h] - lse) * rowsum(dO * O)`,
+    summed over every rank's rows (the same value on every rank); dq, dk
+    and dv need nothing else, since the lse already counts the sink. A
+    `score_mod` must be
     differentiable (see
     `cp.local_attention_grad`). `cp-apply-scheme` rewrites the op into
     collectives and `cp.local_attention_grad` ops; each scheme's backward
@@ -215,6 +231,7 @@ def CP_AttentionGradOp : CP_GroupOp<"attention_grad",
     RankedTensorOf<[F32]>:$lse,
     CP_FloatTensor:$grad_output,
     Optional<CP_MaskTensor>:$explicit_mask,
+    Optional<RankedTensorOf<[F32]>>:$sinks,
     Variadic<AnyType>:$mod_operands), groupArgs, (ins
     DefaultValuedAttr<CP_MaskAttr, "::mlir::cp::MaskKind::none">:$mask,
     DefaultValuedAttr<CP_SequenceLayout,
@@ -225,12 +242,14 @@ def CP_AttentionGradOp : CP_GroupOp<"attention_grad",
   let results = (outs
     CP_FloatTensor:$grad_query,
     CP_FloatTensor:$grad_key,
-    CP_FloatTensor:$grad_value
+    CP_FloatTensor:$grad_value,
+    Optional<RankedTensorOf<[F32]>>:$grad_sinks
   );
   let regions = (region AnyRegion:$mask_mod, AnyRegion:$score_mod);
   let assemblyFormat = [{
     $query `,` $key `,` $value `,` $output `,` $lse `,` $grad_output
     (`explicit_mask` $explicit_mask^)?
+    (`sinks` `(` $sinks^ `:` type($sinks) `)`)?
     (`mod_operands` `(` $mod_operands^ `:` type($mod_operands) `)`)?
     `on` $grid `grid_axes` `=` $grid_axes
     (`mask` `=` custom<MaskKeyword>($mask)^)?
@@ -241,7 +260,7 @@ def CP_AttentionGradOp : CP_GroupOp<"attention_grad",
     attr-dict `:` type($query) `,` type($key) `,` type($value) `,`
     type($output) `,` type($lse) `,` type($grad_output)
     (`,` type($explicit_mask)^)? `->` type($grad_query) `,` type($grad_key)
-    `,` type($grad_value)
+    `,` type($grad_value) (`,` type($grad_sinks)^)?
   }];
   let hasVerifier = 1;
 }
@@ -261,10 +280,13 @@ def CP_LocalAttentionOp : CP_Op<"local_attention",
     `[Lq, Lkv]`, i1 (true = attend) or an additive float bias. It combines
     with `mask` (both must allow a position).
 
-    A fully masked row yields 0. The optional second result is the per-row
-    natural log-sum-exp of the scaled, masked scores, `[B, H, Lq]` in f32
-    (`-inf` for a fully masked row); `cp.merge` combines partial results
-    with it. The output has the query's element type, or f32 for f16/bf16
+    A fully masked row yields 0. `sinks` `[H]` (f32, indexed by this op's
+    heads) join each row's softmax denominator once, as for `cp.attention`.
+    The optional second result is the per-row natural log-sum-exp of the
+    scaled, masked scores (and the sink), `[B, H, Lq]` in f32 (`-inf` for a
+    fully masked row without a sink); `cp.merge` combines partial results
+    with it, so a sink given to one partial of a row counts once in the
+    merged one. The output has the query's element type, or f32 for f16/bf16
     queries: partial results that are merged stay in f32 and are rounded
     to the storage type once.
 
@@ -287,6 +309,7 @@ def CP_LocalAttentionOp : CP_Op<"local_attention",
     Index:$kv_offset,
     Optional<Index>:$head_offset,
     Optional<CP_MaskTensor>:$explicit_mask,
+    Optional<RankedTensorOf<[F32]>>:$sinks,
     Variadic<AnyType>:$mod_operands,
     DefaultValuedAttr<CP_MaskAttr, "::mlir::cp::MaskKind::none">:$mask,
     OptionalAttr<F32Attr>:$scale
@@ -300,6 +323,7 @@ def CP_LocalAttentionOp : CP_Op<"local_attention",
     $query `,` $key `,` $value `offsets` `(` $q_offset `,` $kv_offset `)`
     (`head_offset` `(` $head_offset^ `)`)?
     (`explicit_mask` $explicit_mask^)?
+    (`sinks` `(` $sinks^ `:` type($sinks) `)`)?
     (`mod_operands` `(` $mod_operands^ `:` type($mod_operands) `)`)?
     (`mask` `=` custom<MaskKeyword>($mask)^)?
     (`scale` `=` $scale^)?

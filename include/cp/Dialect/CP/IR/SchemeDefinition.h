@@ -93,6 +93,11 @@ public:
   /// Whether rewriteGrad is implemented; cp-apply-scheme rejects a
   /// cp.attention_grad under a scheme without one.
   virtual bool hasBackward() const { return false; }
+  /// Whether rewrite (and rewriteGrad) honour `sinks`: give each local
+  /// attention the sinks of its heads (builder.sinks, sliced as the heads
+  /// are), and each query row's sinks to exactly one partial that is merged.
+  /// cp-apply-scheme rejects an op with sinks under a scheme without this.
+  virtual bool supportsSinks() const { return false; }
   /// Replaces `builder.op` (a cp.attention_grad), ending with
   /// `builder.finish(...)`.
   virtual LogicalResult rewriteGrad(GradSchemeBuilder &builder) const {

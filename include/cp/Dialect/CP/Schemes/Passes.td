@@ -219,6 +219,7 @@ def ApplySchemePass : Pass<"cp-apply-scheme", "ModuleOp"> {
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::shard::ShardDialect",
     "::mlir::tensor::TensorDialect",

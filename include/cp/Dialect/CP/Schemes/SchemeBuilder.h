@@ -235,7 +235,7 @@ public:
   SchemeBuilder(AttentionOp op, const AttentionShape &shape)
       : CollectiveBuilder(op, shape, op.getGridAttr(), op.getGridAxes()),
         op(op), query(op.getQuery()), key(op.getKey()), value(op.getValue()),
-        mask(op.getExplicitMask()) {}
+        mask(op.getExplicitMask()), sinks(op.getSinks()) {}
 
   /// The operands in the scheme's layout: Q, K, V and a mask with a local
   /// query extent are converted when the op's layout differs.
@@ -251,8 +251,8 @@ public:
   bool wantsLse() { return static_cast<bool>(op.getLse()); }
 
   /// Local attention of `q` against `k`/`v` at global offsets, carrying the
-  /// op's mask kind and scale, marked with the scheme and its traffic; with
-  /// the lse when the op returns one.
+  /// op's mask kind and scale and `sinks` (the heads of `q`), marked with
+  /// the scheme and its traffic; with the lse when the op returns one.
   Result localAttention(Value q, Value k, Value v, Value qOffset,
                         Value kvOffset, Value mask);
   /// Marks a local attention with the scheme, its traffic and the op's
@@ -265,12 +265,13 @@ public:
   }
 
   /// A partial result: the f32 output and log-sum-exp of some queries
-  /// against some keys.
+  /// against some keys. `withSinks`: the one partial of each query row that
+  /// counts the op's sinks (cp.merge then counts them once).
   struct Partial {
     Value out, lse;
   };
   Partial partialAttention(Value q, Value k, Value v, Value qOffset,
-                           Value kvOffset, Value mask);
+                           Value kvOffset, Value mask, bool withSinks);
   /// What a fully masked block contributes: output 0, lse -inf.
   Partial emptyPartial(Partial like);
   Partial merge(Partial a, Partial c) {
@@ -295,8 +296,9 @@ public:
   /// ones (cp-apply-scheme{unroll-ring}).
   bool unrollRing = false;
   int64_t bytesPerRank = 0;
-  /// The op's operands, in the layout the scheme computes in.
-  Value query, key, value, mask;
+  /// The op's operands, in the layout the scheme computes in; `sinks` for
+  /// the heads local attentions compute (null without sinks).
+  Value query, key, value, mask, sinks;
   /// The global index of the first head local attentions compute, for mod
   /// regions (null: 0).
   Value headOffset;
@@ -329,8 +331,14 @@ public:
   /// The op's operands, converted from the op's layout to `to`.
   Operands operandsIn(const Group &g, SequenceLayout to);
   /// Replaces the op with `grads`, converted back to the op's layout and
-  /// element types.
+  /// element types, and (with sinks) its grad_sinks with sinksGradient(g).
   void finish(const Group &g, Grads grads, SequenceLayout computedIn);
+  /// The sinks' gradient, the same on every rank of `g` (the whole CP
+  /// group): -sum over rows of exp(sinks[h] - lse) * rowsum(dO * O), over
+  /// this rank's rows of the op's own operands, then summed over `g` by an
+  /// all-gather of the [H] partial sums. Every scheme shares it: the lse
+  /// already counts the sinks, so dq, dk and dv need nothing else.
+  Value sinksGradient(const Group &g);
 
   /// The backward's bytes per rank (SchemeTraffic), recorded on the local
   /// gradient ops.
