@@ -9,6 +9,7 @@
 
 #include "cp/Dialect/CP/Analysis/SchemeCost.h"
 #include "cp/Dialect/CP/IR/CPOps.h"
+#include "cp/Dialect/CP/IR/SchemeDefinition.h"
 #include "cp/Dialect/CP/Schemes/Passes.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -61,6 +62,14 @@ static LogicalResult chooseScheme(OpTy op, Operation *partner,
     problem.gradElementBytes =
         op.getGradKey().getType().getElementTypeBitWidth() / 8;
   SmallVector<SchemeEstimate> estimates = estimateSchemes(problem, machine);
+  // A scheme that does not take sinks would drop them (cp-apply-scheme
+  // rejects it): never chosen for an op with sinks.
+  if (op.getSinks())
+    for (SchemeEstimate &e : estimates)
+      if (const SchemeDefinition *definition = lookupScheme(e.scheme);
+          !e.rejection && definition && !definition->supportsSinks())
+        e.rejection = "does not take sinks (its definition does not say "
+                      "supportsSinks)";
   const SchemeEstimate *best = pickFastest(estimates);
   if (!best) {
     InFlightDiagnostic diag =
