@@ -588,6 +588,8 @@ SchemeEstimate mlir::cp::estimateBuiltinScheme(SchemeAttr scheme,
         e.backwardBytes -= shared;
         schemeBytes = std::max<int64_t>(0, schemeBytes - shared);
       }
+      if (problem.sinks)
+        e.backwardBytes += sinksGradientBytesPerRank(s);
       e.bytes += e.backwardBytes;
       auto [comm, compute] = time.estimateBackward(scheme, flops, schemeBytes);
       // o, dO and lse in, dq, dk, dv out (q, k, v too without the forward).

@@ -58,6 +58,7 @@ static LogicalResult chooseScheme(OpTy op, Operation *partner,
       op.getMask(), op.getLayout(), q.getElementTypeBitWidth() / 8, passes};
   // A backward paired with its forward: one function, one training step.
   problem.fusedStep = partner != nullptr;
+  problem.sinks = static_cast<bool>(op.getSinks());
   if constexpr (std::is_same_v<OpTy, AttentionGradOp>)
     problem.gradElementBytes =
         op.getGradKey().getType().getElementTypeBitWidth() / 8;

@@ -116,7 +116,8 @@ int64_t GradSchemeBuilder::trafficOf(bool kvReused) {
   GradElementBytes sizes{bytes(op.getQuery()), bytes(op.getGradOutput()),
                          bytes(op.getGradQuery()), bytes(op.getGradKey())};
   return backwardBytesSentPerRank(scheme, shape, sizes, op.getLayout(),
-                                  kvReused, op.getMask());
+                                  kvReused, op.getMask()) +
+         (op.getSinks() ? sinksGradientBytesPerRank(shape) : 0);
 }
 
 GradSchemeBuilder::Grads

@@ -42,6 +42,10 @@ struct AttentionProblem {
   /// collectives the backward repeats on the forward's values are sent
   /// once (trainingBytesSentPerRank).
   bool fusedStep = false;
+  /// The op has attention sinks: the backward also all-gathers the [H] f32
+  /// partial sums of their gradient, (P - 1) * H * 4 bytes per rank,
+  /// whatever the scheme (sinksGradientBytesPerRank).
+  bool sinks = false;
 
   bool costsForward() const { return passes != CostedPasses::backward; }
   bool costsBackward() const { return passes != CostedPasses::forward; }

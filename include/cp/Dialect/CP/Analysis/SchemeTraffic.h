@@ -38,6 +38,13 @@ struct GradElementBytes {
   int64_t operand, gradOutput, gradQuery, gradKeyValue;
 };
 
+/// Bytes per rank of the sinks gradient's all-gather in the backward of an
+/// op with attention sinks, the same under every scheme: each rank sends
+/// its [H] f32 partial sums to the P - 1 others.
+inline int64_t sinksGradientBytesPerRank(const AttentionShape &s) {
+  return (s.groupSize - 1) * s.heads * 4;
+}
+
 /// Bytes the busiest rank sends in the backward (cp.attention_grad) of
 /// `scheme` (docs/Training.md §3; for head_tail a rank with a distinct
 /// partner, the middle rank of an odd group sends less). `kvReused`:
