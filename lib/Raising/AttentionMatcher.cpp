@@ -5,8 +5,9 @@
 //   2. P is a softmax over j of X: linalg.softmax, or the max / sub / exp /
 //      sum / div generics (linalg.reduce for the reductions), or tosa's
 //      reduce_max / sub / exp / reduce_sum / reciprocal / mul; or P is
-//      that softmax with its last column dropped (tensor.extract_slice)
-//      and X the scores concatenated with a sink column (tensor.concat);
+//      that softmax with its last column dropped (tensor.extract_slice,
+//      tosa.slice) and X the scores concatenated with a sink column
+//      (tensor.concat, tosa.concat);
 //   3. X comes from a contraction Q[batch.., i, d] * K[batch.., j, d]
 //      through elementwise ops (generics, tosa.mul / add / select), which
 //      become one scalar program, split into scale, score_mod, index
@@ -20,6 +21,7 @@
 #include "AttentionMatcher.h"
 #include "AttentionMatcherStages.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
@@ -39,20 +41,40 @@ StringRef mlir::cp::describeAttentionForms() {
 
 namespace mlir::cp::matcher {
 
-/// `slice` keeps all of its source but the last column: offsets 0, unit
-/// strides, every size the source's except the last, one less.
-static bool dropsLastColumn(tensor::ExtractSliceOp slice) {
-  auto source = slice.getSourceType();
-  auto result = dyn_cast<RankedTensorType>(slice.getResult().getType());
-  if (!result || !source.hasStaticShape() || !result.hasStaticShape() ||
-      result.getRank() != source.getRank() || !slice.hasUnitStride() ||
-      !slice.hasZeroOffset())
+/// `result` is all of `source` but its last column (static shapes).
+static bool isAllButLastColumn(Type sourceType, Type resultType) {
+  auto source = dyn_cast<RankedTensorType>(sourceType);
+  auto result = dyn_cast<RankedTensorType>(resultType);
+  if (!source || !result || !source.hasStaticShape() ||
+      !result.hasStaticShape() || result.getRank() != source.getRank())
     return false;
   int64_t last = source.getRank() - 1;
   for (int64_t d = 0; d < last; ++d)
     if (result.getDimSize(d) != source.getDimSize(d))
       return false;
   return result.getDimSize(last) + 1 == source.getDimSize(last);
+}
+
+/// The source of `p` when `p` keeps all of it but the last column: a
+/// tensor.extract_slice at offset 0 with unit strides, or a tosa.slice
+/// starting at 0. Null otherwise.
+static Operation *droppingLastColumn(Value p, Value &source) {
+  if (auto slice = p.getDefiningOp<tensor::ExtractSliceOp>()) {
+    source = slice.getSource();
+    if (slice.hasUnitStride() && slice.hasZeroOffset() &&
+        isAllButLastColumn(source.getType(), p.getType()))
+      return slice;
+  }
+  if (auto slice = p.getDefiningOp<tosa::SliceOp>()) {
+    source = slice.getInput1();
+    auto start = slice.getStart().getDefiningOp<tosa::ConstShapeOp>();
+    if (start &&
+        llvm::all_of(start.getValuesAttr().getValues<int64_t>(),
+                     [](int64_t offset) { return offset == 0; }) &&
+        isAllButLastColumn(source.getType(), p.getType()))
+      return slice;
+  }
+  return nullptr;
 }
 
 FailureOr<AttentionMatch> Matcher::run(Operation *candidate) {
@@ -64,11 +86,10 @@ FailureOr<AttentionMatch> Matcher::run(Operation *candidate) {
     return failure();
   ++progress;
   // Sinks: the contraction reads the softmax without its last column.
-  Value p = pv->lhs;
-  auto dropped = p.getDefiningOp<tensor::ExtractSliceOp>();
-  if (dropped && dropsLastColumn(dropped)) {
+  Value p = pv->lhs, source;
+  if (Operation *dropped = droppingLastColumn(p, source)) {
     m.ops.insert(dropped);
-    p = dropped.getSource();
+    p = source;
   }
   Value x;
   if (failed(matchSoftmax(p, x)))

@@ -80,13 +80,20 @@ LogicalResult Matcher::matchSoftmax(Value p, Value &x) {
 /// Whether `column` ([batch..., Lq, 1]) holds one value per head: a
 /// broadcast (linalg.broadcast, or a generic copying its one input) that
 /// adds the query-row dim and, when there are two batch dims of which the
-/// first (the batch) is not 1, that one too; or a splat constant.
+/// first (the batch) is not 1, that one too; a tosa.tile of a tensor of
+/// size 1 along those dims; or a splat constant.
 static bool isPerHeadColumn(Value column, unsigned rank) {
   auto type = cast<RankedTensorType>(column.getType());
   unsigned rowDim = rank - 2;
   bool batchVaries = rank == 4 && type.getDimSize(0) != 1;
   if (DenseElementsAttr dense; matchPattern(column, m_Constant(&dense)))
     return dense.isSplat();
+  if (auto tile = column.getDefiningOp<tosa::TileOp>()) {
+    auto input = dyn_cast<RankedTensorType>(tile.getInput1().getType());
+    return input && input.getRank() == type.getRank() &&
+           input.getDimSize(rowDim) == 1 &&
+           (!batchVaries || input.getDimSize(0) == 1);
+  }
   if (auto broadcast = column.getDefiningOp<linalg::BroadcastOp>()) {
     ArrayRef<int64_t> added = broadcast.getDimensions();
     return llvm::is_contained(added, rowDim) &&
@@ -111,14 +118,23 @@ static bool isPerHeadColumn(Value column, unsigned rank) {
 }
 
 LogicalResult Matcher::matchSinkColumn(Value &x) {
-  auto concat = x.getDefiningOp<tensor::ConcatOp>();
   unsigned rank = rankOf(x);
-  if (!concat || concat.getDim() != rank - 1 || concat.getInputs().size() != 2)
+  Operation *concat = x.getDefiningOp();
+  ValueRange inputs;
+  if (auto tensorConcat = dyn_cast_or_null<tensor::ConcatOp>(concat)) {
+    if (tensorConcat.getDim() == rank - 1)
+      inputs = tensorConcat.getInputs();
+  } else if (auto tosaConcat = dyn_cast_or_null<tosa::ConcatOp>(concat)) {
+    if (tosaConcat.getAxis() == static_cast<int32_t>(rank - 1))
+      inputs = tosaConcat.getInput1();
+  }
+  if (inputs.size() != 2)
     return fail(x.getDefiningOp(),
                 "the contraction drops the softmax's last column, but the "
                 "softmax does not normalize the scores concatenated with a "
-                "sink column (tensor.concat along the key dim)");
-  Value scores = concat.getInputs()[0], column = concat.getInputs()[1];
+                "sink column (tensor.concat or tosa.concat along the key "
+                "dim)");
+  Value scores = inputs[0], column = inputs[1];
   if (cast<RankedTensorType>(column.getType()).getDimSize(rank - 1) != 1)
     return fail(concat, "the column concatenated onto the scores is " +
                             Twine(cast<RankedTensorType>(column.getType())

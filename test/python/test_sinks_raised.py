@@ -1,13 +1,15 @@
 # RUN: %pytest %s
 """Attention sinks as PyTorch reference code writes them (gpt-oss:
-`softmax(cat([scores, sinks], -1))[..., :-1] @ V`, here in the linalg
-torch-mlir gives it, test/Raising/Sinks/torch-gpt-oss-sinks.mlir) end to
-end: the function as written, compiled through the plain linalg CPU
-pipeline and run on one process over the whole sequence (S = 64), against
-the same function at the local length raised by cp-raise-attention (the
-sinks become cp.attention's sinks operand) and run under allgather,
-ulysses, ring and head_tail on 4 MPI ranks, and both against float64
-numpy attention with a sink column written here. Tolerance 1e-5 (f32)."""
+`softmax(cat([scores, sinks], -1))[..., :-1] @ V`), in the linalg
+torch-mlir gives it (causal, test/Raising/Sinks/torch-gpt-oss-sinks.mlir)
+and in tosa (no mask, tosa-sinks.mlir), end to end: the function as
+written, compiled through the plain linalg CPU pipeline (tosa lowered
+first by stock mlir-opt) and run on one process over the whole sequence
+(S = 64), against the same function at the local length raised by
+cp-raise-attention (the sinks become cp.attention's sinks operand) and run
+under allgather, ulysses, ring and head_tail on 4 MPI ranks, and both
+against float64 numpy attention with a sink column written here.
+Tolerance 1e-5 (f32)."""
 
 import os
 import re
@@ -19,9 +21,10 @@ import pytest
 import cp_mlir
 from cp_mlir import _config
 
-SOURCE = os.path.join(os.path.dirname(__file__), "..", "Raising", "Sinks",
-                      "torch-gpt-oss-sinks.mlir")
+SINKS = os.path.join(os.path.dirname(__file__), "..", "Raising", "Sinks")
 H, S, D, P = 4, 64, 16, 4
+TOSA_TO_LINALG = ("builtin.module(func.func(tosa-to-linalg-named,tosa-to-linalg,"
+                  "tosa-to-arith,tosa-to-tensor))")
 
 
 def at_length(text, length):
@@ -31,11 +34,12 @@ def at_length(text, length):
     return re.sub(r"(?<![0-9.])65(?![0-9])", str(length + 1), text)
 
 
-def expected(q, k, v, sinks):
+def expected(q, k, v, sinks, causal=True):
     q, k, v = (x.astype(np.float64) for x in (q, k, v))
     scores = np.einsum("hid,hjd->hij", q, k) * 0.25
-    scores = np.where(np.arange(S)[None, :] <= np.arange(S)[:, None], scores,
-                      -np.inf)
+    if causal:
+        scores = np.where(np.arange(S)[None, :] <= np.arange(S)[:, None],
+                          scores, -np.inf)
     column = np.broadcast_to(sinks.astype(np.float64)[:, None, None], (H, S, 1))
     full = np.concatenate([scores, column], axis=-1)
     w = np.exp(full - full.max(axis=-1, keepdims=True))
@@ -44,18 +48,27 @@ def expected(q, k, v, sinks):
 
 
 def compile_text(text, tmp_path, name, scheme=None):
+    if "tosa." in text:
+        # Stock mlir-opt for the function as written; cp-opt for a raised
+        # one that keeps tosa ops around its cp.attention.
+        tool = _config.tool("cp-opt") if "cp.attention" in text else "mlir-opt"
+        text = subprocess.run([tool, "-", f"--pass-pipeline={TOSA_TO_LINALG}"],
+                              input=text, capture_output=True, text=True,
+                              check=True).stdout
     return cp_mlir.compile_cpu(text, scheme=scheme, function="sdpa",
                                output=str(tmp_path / f"{name}.so"),
                                opt_level=0)
 
 
-def test_raised_sinks_equal_unraised(tmp_path):
-    source = open(SOURCE).read()
+@pytest.mark.parametrize("name,causal", [("torch-gpt-oss-sinks.mlir", True),
+                                         ("tosa-sinks.mlir", False)])
+def test_raised_sinks_equal_unraised(tmp_path, name, causal):
+    source = open(os.path.join(SINKS, name)).read()
     rng = np.random.default_rng(3)
     q, k, v = (rng.uniform(-1, 1, (H, S, D)).astype(np.float32)
                for _ in range(3))
     sinks = np.array([-1.0, 0.5, 2.0, 4.0], dtype=np.float32)
-    want = expected(q, k, v, sinks)
+    want = expected(q, k, v, sinks, causal)
 
     whole = compile_text(at_length(source, S), tmp_path, "whole")
     unraised = cp_mlir.run_cpu(whole, 1, [q, k, v, sinks])

@@ -27,7 +27,7 @@ func.func @no_concat(%q: tensor<4x64x16xf32>, %kt: tensor<4x16x65xf32>, %v: tens
   %zero = arith.constant 0.000000e+00 : f32
   %es = tensor.empty() : tensor<4x64x65xf32>
   %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<4x64x65xf32>) -> tensor<4x64x65xf32>
-  // expected-remark @+1 {{cp-raise-attention: not raised: the contraction drops the softmax's last column, but the softmax does not normalize the scores concatenated with a sink column (tensor.concat along the key dim)}}
+  // expected-remark @+1 {{cp-raise-attention: not raised: the contraction drops the softmax's last column, but the softmax does not normalize the scores concatenated with a sink column (tensor.concat or tosa.concat along the key dim)}}
   %qk = linalg.batch_matmul ins(%q, %kt : tensor<4x64x16xf32>, tensor<4x16x65xf32>) outs(%zs : tensor<4x64x65xf32>) -> tensor<4x64x65xf32>
   %w = linalg.softmax dimension(2) ins(%qk : tensor<4x64x65xf32>) outs(%es : tensor<4x64x65xf32>) -> tensor<4x64x65xf32>
   %p = tensor.extract_slice %w[0, 0, 0] [4, 64, 64] [1, 1, 1] : tensor<4x64x65xf32> to tensor<4x64x64xf32>
