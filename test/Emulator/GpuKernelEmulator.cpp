@@ -25,7 +25,8 @@
 // integer memref a document mask_mod reads at global positions: documents
 // of 23 positions), an optional [Sq, Sk] i1 explicit mask (a pair is
 // allowed unless (7i + 3j) % 5 == 0), optional sinks (a 1-D f32 memref of
-// H logits, sink[h] = 1.5 h - 1), the output, and an optional lse. Q,
+// H logits, sink[h] = 1.5 h - 1 but -inf for h = 0: a head without one),
+// the output, and an optional lse. Q,
 // K and V get seeded random values in [-1, 1] rounded to their element
 // types. The flags describe
 // the attention the op computes (mask, offsets, softcap) for the reference.
@@ -1494,7 +1495,8 @@ int main(int argc, char **argv) {
       isa<FloatType>(memrefs[next]->element)) {
     sinks = memrefs[next++];
     for (int64_t h = 0; h < sinks->sizes[0]; ++h)
-      store(*sinks, sinks->address({h}, func), Val::ofFloat(1.5 * h - 1.0));
+      store(*sinks, sinks->address({h}, func),
+            Val::ofFloat(h == 0 ? -INFINITY : 1.5 * h - 1.0));
   }
   if (segments)
     for (int64_t p = 0; p < segments->sizes[0]; ++p)

@@ -180,9 +180,10 @@ func.func @zigzag_chunk(%q: memref<1x2x64x32xbf16, strided<[8192, 4096, 32, 1], 
   return
 }
 
-// Attention sinks (sink[h] = 1.5 h - 1): each row's sink joins the
-// denominator once, at the row's end; the first 50 rows see no key (the
-// keys start at 50) and give output 0 with the sink as their lse.
+// Attention sinks (sink[h] = 1.5 h - 1, and -inf for head 0: no sink):
+// each row's sink joins the denominator once, at the row's end; the first
+// 50 rows see no key (the keys start at 50) and give output 0 with the
+// sink as their lse (-inf in head 0).
 func.func @sinks(%q: memref<1x4x100x32xbf16>, %k: memref<1x2x130x32xbf16>, %v: memref<1x2x130x16xbf16>,
                  %s: memref<4xf32>, %o: memref<1x4x100x16xf32>, %lse: memref<1x4x100xf32>) {
   %qo = arith.constant 0 : index

@@ -23,7 +23,8 @@
 // GPU: gpu.launch
 // GPU: %[[SINK:.*]] = memref.load %[[S]][%{{.*}}] : memref<4xf32>
 // GPU: %[[TOP:.*]] = arith.maximumf %{{.*}}, %[[SINK]] : f32
-// GPU: arith.subf %[[SINK]], %[[TOP]] : f32
+// GPU: %[[SHIFT:.*]] = arith.select %{{.*}}, %{{.*}}, %[[TOP]] : f32
+// GPU: arith.subf %[[SINK]], %[[SHIFT]] : f32
 // GPU: math.log
 func.func @sinks(%q: memref<1x4x100x32xbf16>, %k: memref<1x2x130x32xbf16>, %v: memref<1x2x130x16xbf16>,
                  %s: memref<4xf32>, %o: memref<1x4x100x16xf32>, %lse: memref<1x4x100xf32>) {

@@ -92,7 +92,9 @@ void attention(const Shape &s, const T *q, const T *k, const T *v, T *out,
           max = sinks[h];
         for (int64_t d = 0; d < s.valueDim; ++d)
           oRow[d] = 0;
-        T sum = sinks ? std::exp(sinks[h] - max) : T(0);
+        // A sink of -inf is no sink (and no NaN when max is -inf too).
+        bool sink = sinks && sinks[h] != -std::numeric_limits<T>::infinity();
+        T sum = sink ? std::exp(sinks[h] - max) : T(0);
         for (int64_t j = 0; j < s.keys; ++j) {
           if (!visible[j])
             continue;

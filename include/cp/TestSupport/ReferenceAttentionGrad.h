@@ -73,7 +73,8 @@ void attentionGrad(const Shape &s, const T *q, const T *k, const T *v,
                           allowed, bias, scoreMod, probs, visible, &raw);
         if (sinks && sinks[h] > max)
           max = sinks[h];
-        T sinkProb = sinks ? std::exp(sinks[h] - max) : T(0);
+        bool sink = sinks && sinks[h] != -std::numeric_limits<T>::infinity();
+        T sinkProb = sink ? std::exp(sinks[h] - max) : T(0);
         T sum = sinkProb;
         for (int64_t j = 0; j < s.keys; ++j)
           if (visible[j]) {

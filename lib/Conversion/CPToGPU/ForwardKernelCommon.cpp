@@ -38,15 +38,30 @@ RowEnd mlir::cp::detail::rowEnd(OpBuilder &b, Location loc, Value m, Value l,
   };
   if (sink) {
     // m = -inf (no key seen) gives exp(m - m') = 0: output 0, lse = sink.
+    // Both -inf (no key, a head without a sink): shift by 0 instead, so
+    // that the sum is 0 and the row ends as one without a sink does.
     Value top = arith::MaximumFOp::create(b, loc, m, sink);
+    Value none = arith::CmpFOp::create(
+        b, loc, arith::CmpFPredicate::OEQ, top,
+        f32(-std::numeric_limits<double>::infinity()));
+    Value shift = arith::SelectOp::create(b, loc, none, f32(0.0), top);
     Value rescale =
-        math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, m, top));
+        math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, m, shift));
     Value sum = arith::AddFOp::create(
         b, loc, arith::MulFOp::create(b, loc, l, rescale),
-        math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, sink, top)));
-    return {arith::DivFOp::create(b, loc, rescale, sum),
-            arith::AddFOp::create(b, loc, top,
-                                  math::LogOp::create(b, loc, sum))};
+        math::ExpOp::create(b, loc,
+                            arith::SubFOp::create(b, loc, sink, shift)));
+    Value seen =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, sum, f32(0.0));
+    Value safeSum = arith::SelectOp::create(b, loc, seen, sum, f32(1.0));
+    return {arith::SelectOp::create(
+                b, loc, seen, arith::DivFOp::create(b, loc, rescale, safeSum),
+                f32(0.0)),
+            arith::SelectOp::create(
+                b, loc, seen,
+                arith::AddFOp::create(b, loc, shift,
+                                      math::LogOp::create(b, loc, safeSum)),
+                f32(-std::numeric_limits<double>::infinity()))};
   }
   Value seen =
       arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, l, f32(0.0));

@@ -66,11 +66,11 @@ func.func @f(%q: tensor<1x8x16x32xf32>, %k: tensor<1x2x16x32xf32>, %v: tensor<1x
 
 shard.grid @cp(shape = 4)
 func.func @f(%q: tensor<1x8x16x32xf32>, %k: tensor<1x2x16x32xf32>, %v: tensor<1x2x16x32xf32>, %s: tensor<8xf32>) {
-  %o, %lse = cp.attention %q, %k, %v sinks(%s : tensor<8xf32>) on @cp grid_axes = [0]
+  %o, %lse = cp.attention %q, %k, %v on @cp grid_axes = [0]
       : tensor<1x8x16x32xf32>, tensor<1x2x16x32xf32>, tensor<1x2x16x32xf32> -> tensor<1x8x16x32xf32>, tensor<1x8x16xf32>
-  // expected-error @+1 {{differentiates a cp.attention with sinks, but has no sinks; pass the forward's own (its lse counts them)}}
-  %dq, %dk, %dv = cp.attention_grad %q, %k, %v, %o, %lse, %o on @cp grid_axes = [0]
+  // expected-error @+1 {{has sinks, but differentiates a cp.attention without sinks; pass the forward's own}}
+  %dq, %dk, %dv, %ds = cp.attention_grad %q, %k, %v, %o, %lse, %o sinks(%s : tensor<8xf32>) on @cp grid_axes = [0]
       : tensor<1x8x16x32xf32>, tensor<1x2x16x32xf32>, tensor<1x2x16x32xf32>, tensor<1x8x16x32xf32>, tensor<1x8x16xf32>, tensor<1x8x16x32xf32>
-      -> tensor<1x8x16x32xf32>, tensor<1x2x16x32xf32>, tensor<1x2x16x32xf32>
+      -> tensor<1x8x16x32xf32>, tensor<1x2x16x32xf32>, tensor<1x2x16x32xf32>, tensor<8xf32>
   return
 }

@@ -30,3 +30,23 @@ func.func @local(%q: tensor<1x2x16x32xf32>, %k: tensor<1x2x64x32xf32>, %v: tenso
       : tensor<1x2x16x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32> -> tensor<1x2x16x32xf32>
   return %o : tensor<1x2x16x32xf32>
 }
+
+// -----
+
+shard.grid @cp(shape = 4)
+
+// A backward without sinks of a forward with them: the sinks are frozen
+// (dq, dk and dv come from the lse, which counts them), no grad_sinks.
+// CHECK-LABEL: func @frozen_sinks
+// CHECK: cp.attention_grad
+// CHECK-NOT: sinks(
+// CHECK-SAME: -> tensor<1x8x16x32xf32>, tensor<1x2x16x32xf32>, tensor<1x2x16x32xf32>{{$}}
+func.func @frozen_sinks(%q: tensor<1x8x16x32xf32>, %k: tensor<1x2x16x32xf32>, %v: tensor<1x2x16x32xf32>,
+                        %s: tensor<8xf32>, %do: tensor<1x8x16x32xf32>) -> tensor<1x8x16x32xf32> {
+  %o, %lse = cp.attention %q, %k, %v sinks(%s : tensor<8xf32>) on @cp grid_axes = [0] mask = causal
+      : tensor<1x8x16x32xf32>, tensor<1x2x16x32xf32>, tensor<1x2x16x32xf32> -> tensor<1x8x16x32xf32>, tensor<1x8x16xf32>
+  %dq, %dk, %dv = cp.attention_grad %q, %k, %v, %o, %lse, %do on @cp grid_axes = [0] mask = causal
+      : tensor<1x8x16x32xf32>, tensor<1x2x16x32xf32>, tensor<1x2x16x32xf32>, tensor<1x8x16x32xf32>, tensor<1x8x16xf32>, tensor<1x8x16x32xf32>
+      -> tensor<1x8x16x32xf32>, tensor<1x2x16x32xf32>, tensor<1x2x16x32xf32>
+  return %dq : tensor<1x8x16x32xf32>
+}

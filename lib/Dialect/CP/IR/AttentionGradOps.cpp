@@ -123,11 +123,12 @@ static LogicalResult verifyAgreesWithForward(AttentionGradOp grad) {
              << "; the backward recomputes the forward's probabilities from "
                 "its lse, so it must state the forward's mask, scale, grid, "
                 "layout and regions";
-  if (forward.getSinks() != grad.getSinks())
-    return grad.emitOpError("differentiates a cp.attention ")
-           << (forward.getSinks() ? "with" : "without") << " sinks, but "
-           << (grad.getSinks() ? "has other" : "has no")
-           << " sinks; pass the forward's own (its lse counts them)";
+  // Without sinks the backward leaves them frozen (dq, dk and dv come from
+  // the lse, which counts them); with sinks they must be the forward's.
+  if (grad.getSinks() && forward.getSinks() != grad.getSinks())
+    return grad.emitOpError("has sinks, but differentiates a cp.attention ")
+           << (forward.getSinks() ? "with other sinks" : "without sinks")
+           << "; pass the forward's own";
   bool sameModOperands =
       llvm::equal(forward.getModOperands(), grad.getModOperands());
   if (forward.getExplicitMask() != grad.getExplicitMask() || !sameModOperands)

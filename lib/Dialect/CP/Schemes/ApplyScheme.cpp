@@ -109,6 +109,18 @@ static const SchemeDefinition *definitionOf(Operation *op, SchemeAttr scheme) {
   return definition;
 }
 
+/// A scheme that does not take sinks would drop them: an op with sinks
+/// under one is an error.
+static LogicalResult checkTakesSinks(Operation *op, Value sinks,
+                                     const SchemeDefinition *definition) {
+  if (!sinks || definition->supportsSinks())
+    return success();
+  return op->emitOpError("has sinks, which ")
+         << definition->describe()
+         << " does not take (its definition does not say supportsSinks); "
+            "use a built-in scheme";
+}
+
 FailureOr<SchemeAttr> ApplySchemePass::rewrite(AttentionGradOp op) {
   auto resolved = schemeOf(op);
   if (failed(resolved))
@@ -124,6 +136,8 @@ FailureOr<SchemeAttr> ApplySchemePass::rewrite(AttentionGradOp op) {
                 "operand and result of cp.attention_grad a static shape";
   const SchemeDefinition *definition = definitionOf(op, scheme);
   if (!definition)
+    return failure();
+  if (failed(checkTakesSinks(op, op.getSinks(), definition)))
     return failure();
   if (!definition->hasBackward())
     return op.emitOpError("cannot use ")
@@ -147,11 +161,8 @@ FailureOr<SchemeAttr> ApplySchemePass::rewrite(AttentionOp op) {
   const SchemeDefinition *definition = definitionOf(op, scheme);
   if (!definition)
     return failure();
-  if (op.getSinks() && !definition->supportsSinks())
-    return op.emitOpError("has sinks, which ")
-           << definition->describe()
-           << " does not take (its definition does not say supportsSinks); "
-              "use a built-in scheme";
+  if (failed(checkTakesSinks(op, op.getSinks(), definition)))
+    return failure();
   SchemeBuilder builder(op, shape);
   builder.scheme = scheme;
   builder.unrollRing = unrollRing;

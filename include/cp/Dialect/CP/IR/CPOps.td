@@ -208,8 +208,9 @@ def CP_AttentionGradOp : CP_GroupOp<"attention_grad",
     `sinks`, the op also returns `grad_sinks` `[H]`: the loss gradient of
     each sink, `-sum over rows of exp(sinks[h] - lse) * rowsum(dO * O)`,
     summed over every rank's rows (the same value on every rank); dq, dk
-    and dv need nothing else, since the lse already counts the sink. A
-    `score_mod` must be
+    and dv need nothing else, since the lse already counts the sink.
+    Without `sinks`, the backward of a forward with them leaves them frozen
+    (no `grad_sinks`). A `score_mod` must be
     differentiable (see
     `cp.local_attention_grad`). `cp-apply-scheme` rewrites the op into
     collectives and `cp.local_attention_grad` ops; each scheme's backward
