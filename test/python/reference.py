@@ -4,10 +4,11 @@ Python tests compare against (no cp-mlir code involved)."""
 import numpy as np
 
 
-def _weights(q, k, v, allowed=None, bias=None, scale=None):
+def _weights(q, k, v, allowed=None, bias=None, scale=None, sinks=None):
     """q, K and V with the K/V heads repeated for GQA (float64), the scale,
     and the softmax weights P of scale * q k^T + bias under `allowed`
-    (fully masked rows all 0)."""
+    (fully masked rows all 0). With `sinks` ([H]), each row's softmax has
+    one more column, the head's sink logit, whose weight is dropped."""
     q, k, v = (np.asarray(x, dtype=np.float64) for x in (q, k, v))
     groups = q.shape[1] // k.shape[1]
     k = np.repeat(k, groups, axis=1)
@@ -18,19 +19,27 @@ def _weights(q, k, v, allowed=None, bias=None, scale=None):
         scores = scores + np.asarray(bias, dtype=np.float64)
     if allowed is not None:
         scores = np.where(allowed, scores, -np.inf)
+    if sinks is not None:
+        column = np.broadcast_to(
+            np.asarray(sinks, dtype=np.float64)[:, None, None],
+            scores.shape[:-1] + (1,))
+        scores = np.concatenate([scores, column], axis=-1)
     row_max = scores.max(axis=-1, keepdims=True)
     row_max = np.where(np.isfinite(row_max), row_max, 0.0)
     weights = np.exp(scores - row_max)
     total = weights.sum(axis=-1, keepdims=True)
     p = np.divide(weights, total, out=np.zeros_like(weights), where=total > 0)
+    if sinks is not None:
+        p = p[..., :-1]
     return q, k, v, scale, p
 
 
-def attention(q, k, v, allowed=None, bias=None, scale=None):
+def attention(q, k, v, allowed=None, bias=None, scale=None, sinks=None):
     """softmax(scale * q k^T + bias) v over [B, H, S, D] arrays, with GQA
-    (k/v heads repeated), `allowed` a boolean [S, S] mask (True = attend)
-    and fully masked rows giving 0."""
-    _, _, v, _, p = _weights(q, k, v, allowed, bias, scale)
+    (k/v heads repeated), `allowed` a boolean [S, S] mask (True = attend),
+    fully masked rows giving 0, and `sinks` ([H]) one more softmax column
+    per row with no value row."""
+    _, _, v, _, p = _weights(q, k, v, allowed, bias, scale, sinks)
     return np.einsum("bhqk,bhkd->bhqd", p, v)
 
 

@@ -115,8 +115,8 @@ def test_replicated_queries_with_sinks(tmp_path, scheme, P):
     """Attention sinks on a decode step: the sink's logit joins each row's
     denominator once, whichever rank's block the row's keys are on (ring
     merges P partials; ulysses slices the sinks with its heads). The
-    reference appends the sink as one more score column and drops its
-    (absent) value row, in float64."""
+    reference (reference.py) appends the sink as one more score column and
+    drops its weight, in float64."""
     L = 8
     S = P * L
     q, k, v = decode_inputs(np.random.default_rng(11), S)
@@ -126,16 +126,7 @@ def test_replicated_queries_with_sinks(tmp_path, scheme, P):
                                    output=str(tmp_path / "decode.so"),
                                    opt_level=0)
     out = compiled.run_cpu(P, [q, k, v, sinks])
-    kd = np.repeat(k, H // HKV, axis=1).astype(np.float64)
-    vd = np.repeat(v, H // HKV, axis=1).astype(np.float64)
-    scores = np.einsum("bhqd,bhkd->bhqk", q.astype(np.float64), kd) / np.sqrt(D)
     allowed = np.arange(S)[None, :] <= np.arange(LQ)[:, None]
-    scores = np.where(allowed, scores, -np.inf)
-    column = np.broadcast_to(sinks.astype(np.float64)[None, :, None, None],
-                             (B, H, LQ, 1))
-    full = np.concatenate([scores, column], axis=-1)
-    weights = np.exp(full - full.max(axis=-1, keepdims=True))
-    p = weights / weights.sum(axis=-1, keepdims=True)
-    want = np.einsum("bhqk,bhkd->bhqd", p[..., :-1], vd)
+    want = reference.attention(q, k, v, allowed=allowed, sinks=sinks)
     for rank, o in enumerate(np.split(out, P, axis=2)):
         assert np.max(np.abs(o - want)) <= 1e-5, f"rank {rank} output"

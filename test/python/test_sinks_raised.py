@@ -8,7 +8,7 @@ first by stock mlir-opt) and run on one process over the whole sequence
 (S = 64), against the same function at the local length raised by
 cp-raise-attention (the sinks become cp.attention's sinks operand) and run
 under allgather, ulysses, ring and head_tail on 4 MPI ranks, and both
-against float64 numpy attention with a sink column written here.
+against float64 numpy attention with a sink column (reference.py).
 Tolerance 1e-5 (f32)."""
 
 import os
@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import cp_mlir
+import reference
 from cp_mlir import _config
 
 SINKS = os.path.join(os.path.dirname(__file__), "..", "Raising", "Sinks")
@@ -35,16 +36,11 @@ def at_length(text, length):
 
 
 def expected(q, k, v, sinks, causal=True):
-    q, k, v = (x.astype(np.float64) for x in (q, k, v))
-    scores = np.einsum("hid,hjd->hij", q, k) * 0.25
-    if causal:
-        scores = np.where(np.arange(S)[None, :] <= np.arange(S)[:, None],
-                          scores, -np.inf)
-    column = np.broadcast_to(sinks.astype(np.float64)[:, None, None], (H, S, 1))
-    full = np.concatenate([scores, column], axis=-1)
-    w = np.exp(full - full.max(axis=-1, keepdims=True))
-    w /= w.sum(axis=-1, keepdims=True)
-    return np.einsum("hij,hjd->hid", w[..., :-1], v)
+    """reference.py's attention with the sink column, of the [H, S, D]
+    arrays as one batch; the functions' scale is 0.25."""
+    allowed = reference.causal(S) if causal else None
+    return reference.attention(q[None], k[None], v[None], allowed=allowed,
+                               scale=0.25, sinks=sinks)[0]
 
 
 def compile_text(text, tmp_path, name, scheme=None):
